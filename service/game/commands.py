@@ -1,0 +1,118 @@
+"""Commands: check a move against the rules and record the events it causes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from service.game import events as ev
+from service.game.state import GameState, evolve
+from service.rules.errors import OutOfTurn
+from service.rules.hand import Hand
+from service.rules.moves import Move
+from service.rules.opening import opening_double, tiles_per_hand
+from service.rules.scoring import blocked_winner, match_winners, points
+from service.rules.tiles import Tile
+from service.rules.turns import check_move
+
+Shuffle = Callable[[int], Sequence[Tile]]
+"""Gives the shuffled 66-tile deck for a hand number; the caller owns the randomness (R26)."""
+
+
+class Recorder:
+    """Seals each decided event (seq, time, hash) and folds it into the state at once."""
+
+    def __init__(self, state: GameState, at: str) -> None:
+        self.state, self.at, self.events = state, at, []  # type: ignore[var-annotated]
+
+    def record(self, type_: str, seat: int | None, data: dict[str, Any]) -> None:
+        """Seal an event, apply it to the state and keep it."""
+        state = self.state
+        event = ev.seal({"type": type_, "seat": seat, "data": data},
+                        state.version + 1, self.at, state.last_hash)
+        evolve(state, event)
+        self.events.append(event)
+
+
+def create_game(players: list[dict[str, Any]], rules: dict[str, Any], shuffle: Shuffle,
+                at: str) -> tuple[GameState, list[ev.Event]]:
+    """Record a new match and deal its first hand, shuffled by seat 0 (R6)."""
+    rec = Recorder(GameState(), at)
+    rec.record(ev.GAME_CREATED, None, {"players": players, "rules": rules})
+    _deal(rec, 1, 0, shuffle(1))
+    return rec.state, rec.events
+
+
+def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
+              at: str) -> list[ev.Event]:
+    """Check `move` for `seat`, record what follows from it, and return the new events."""
+    if state.status != "playing":
+        raise OutOfTurn("R24", "the match has ended and accepts no more moves")
+    hand = state.hand
+    if hand is None or state.turn is None:
+        raise OutOfTurn("R4", "no seat is to move now")
+    move = check_move(hand, seat, move)
+    rec = Recorder(state, at)
+    if move.action == "play":
+        _play(rec, hand, seat, move)
+    elif move.action == "draw":
+        rec.record(ev.TILE_DRAWN, seat, {"tile": hand.boneyard[0].text, "reason": "draw"})
+    else:
+        _pass(rec, hand, seat)
+    if state.hand_over:
+        _after_hand(rec, shuffle)
+    return rec.events
+
+
+def _play(rec: Recorder, hand: Hand, seat: int, move: Move) -> None:
+    tile = move.tile
+    assert tile is not None
+    rec.record(ev.TILE_PLAYED, seat, {"tile": tile.text, "end": move.end, "expose": move.expose,
+                                      "new_ends": hand.new_end_ids(tile, move.end)})
+    if not hand.tiles[seat]:  # R19
+        _end_hand(rec, hand, "domino", seat)
+
+
+def _pass(rec: Recorder, hand: Hand, seat: int) -> None:
+    rec.record(ev.PASSED, seat, {})
+    if hand.passes < hand.seats:
+        return
+    if hand.obligations:  # R18
+        rec.record(ev.OBLIGATION_LIFTED, None, {"ends": list(hand.obligations)})
+    else:  # R20
+        _end_hand(rec, hand, "blocked", None)
+
+
+def _end_hand(rec: Recorder, hand: Hand, ended_by: str, domino_seat: int | None) -> None:
+    scores = [points(held) for held in hand.tiles]  # R21
+    winner = domino_seat if domino_seat is not None else blocked_winner(scores)  # R22
+    rec.record(ev.HAND_ENDED, None, {
+        "hand_number": hand.number, "ended_by": ended_by, "points": scores, "winner": winner,
+        "hands": [[t.text for t in held] for held in hand.tiles],
+    })
+
+
+def _after_hand(rec: Recorder, shuffle: Shuffle) -> None:
+    state = rec.state
+    last = state.scores[-1]
+    if last["hand_number"] >= state.rules["hands"]:  # R23
+        rec.record(ev.GAME_ENDED, None, {"totals": list(state.totals),
+                                         "winners": match_winners(state.totals)})
+    else:  # R6: the winner shuffles the next hand
+        number = last["hand_number"] + 1
+        _deal(rec, number, last["winner"], shuffle(number))
+
+
+def _deal(rec: Recorder, number: int, shuffler: int, deck: Sequence[Tile]) -> None:
+    seats = rec.state.seats
+    k = tiles_per_hand(seats)
+    rec.record(ev.HAND_STARTED, None, {
+        "hand_number": number, "opening_double": opening_double(number).text,
+        "shuffler": shuffler, "deck": [t.text for t in deck],
+        "hands": [[t.text for t in deck[s * k:(s + 1) * k]] for s in range(seats)],
+    })
+    hand = rec.state.hand
+    assert hand is not None
+    while hand.searching:  # R9: the server searches; the searcher keeps what it draws
+        seat = hand.turn
+        rec.record(ev.TILE_DRAWN, seat, {"tile": hand.boneyard[0].text, "reason": "search"})

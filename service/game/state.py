@@ -1,0 +1,143 @@
+"""The game aggregate and `evolve`, the one fold that every replay uses (R26)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from service.game import events as ev
+from service.rules.hand import Hand
+from service.rules.tiles import BY_TEXT
+
+
+class GameState:
+    """Everything the log says about one match; built only by `evolve`."""
+
+    __slots__ = ("players", "rules", "version", "last_hash", "hand", "totals", "scores",
+                 "winners", "status")
+
+    def __init__(self) -> None:
+        self.players: list[dict[str, Any]] = []
+        self.rules: dict[str, Any] = {}
+        self.version = 0
+        self.last_hash = ev.GENESIS
+        self.hand: Hand | None = None
+        self.totals: list[int] = []
+        self.scores: list[dict[str, Any]] = []
+        self.winners: list[int] = []
+        self.status = "playing"
+
+    @property
+    def seats(self) -> int:
+        """The number of seats (R4)."""
+        return len(self.players)
+
+    @property
+    def turn(self) -> int | None:
+        """The seat to move, or None between hands and once the match has ended."""
+        if self.status != "playing" or self.hand is None or self.hand_over:
+            return None
+        return self.hand.turn
+
+    @property
+    def hand_over(self) -> bool:
+        """Whether the current hand has been scored."""
+        return bool(self.scores) and self.hand is not None and (
+            self.scores[-1]["hand_number"] == self.hand.number)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the state as plain data, for snapshots and comparisons."""
+        return {
+            "players": self.players, "rules": self.rules, "version": self.version,
+            "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
+            "totals": list(self.totals), "scores": list(self.scores),
+            "winners": list(self.winners), "status": self.status,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameState:
+        """Rebuild a state from `to_dict` output."""
+        state = cls()
+        state.players, state.rules = data["players"], data["rules"]
+        state.version, state.last_hash = data["version"], data["last_hash"]
+        state.hand = Hand.from_dict(data["hand"]) if data["hand"] else None
+        state.totals, state.scores = list(data["totals"]), list(data["scores"])
+        state.winners, state.status = list(data["winners"]), data["status"]
+        return state
+
+
+def _game_created(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    state.players = [dict(p) for p in data["players"]]
+    state.rules = dict(data["rules"])
+    state.totals = [0] * len(state.players)
+
+
+def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    deck = [BY_TEXT[t] for t in data["deck"]]
+    state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
+                           data["shuffler"], state.seats)
+
+
+def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    hand, tile = _hand(state), BY_TEXT[data["tile"]]
+    assert seat is not None
+    if data["reason"] == "search":
+        hand.apply_search_draw(seat, tile)
+    else:
+        hand.apply_draw(seat, tile)
+
+
+def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_play(seat, BY_TEXT[data["tile"]], data["end"], data["expose"],
+                            data["new_ends"])
+
+
+def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_pass(seat)
+
+
+def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    _hand(state).lift_obligations()
+
+
+def _hand_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    keys = ("hand_number", "points", "winner", "ended_by")
+    state.scores.append({k: data[k] for k in keys})
+    state.totals = [t + p for t, p in zip(state.totals, data["points"], strict=True)]
+
+
+def _game_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    state.winners = list(data["winners"])
+    state.status = "finished"
+
+
+def _hand(state: GameState) -> Hand:
+    if state.hand is None:
+        raise ValueError("no hand has started")
+    return state.hand
+
+
+_APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {
+    ev.GAME_CREATED: _game_created, ev.HAND_STARTED: _hand_started,
+    ev.TILE_DRAWN: _tile_drawn, ev.TILE_PLAYED: _tile_played, ev.PASSED: _passed,
+    ev.OBLIGATION_LIFTED: _obligation_lifted, ev.HAND_ENDED: _hand_ended,
+    ev.GAME_ENDED: _game_ended,
+}
+
+
+def evolve(state: GameState, event: ev.Event) -> GameState:
+    """Apply one recorded event to the state and return it (one branch per event type)."""
+    _APPLY[event["type"]](state, event.get("seat"), event["data"])
+    state.version += 1
+    state.last_hash = event.get("hash", state.last_hash)
+    return state
+
+
+def replay(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
+    """Fold `events` into `state` (a fresh game by default): the same events, the same state."""
+    state = state if state is not None else GameState()
+    for event in events:
+        evolve(state, event)
+    return state

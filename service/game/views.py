@@ -1,0 +1,66 @@
+"""What one seat, or a spectator, may see of the game and its log (R25)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.game import events as ev
+from service.game.state import GameState
+from service.rules.turns import legal_moves
+
+
+def view(state: GameState, seat: int | None) -> dict[str, Any]:
+    """Return the state as `seat` may see it (None: a spectator): own tiles, table, counts."""
+    hand = state.hand
+    out: dict[str, Any] = {
+        "version": state.version, "status": state.status, "rules": state.rules,
+        "hand_number": hand.number if hand else None,
+        "opening_double": hand.opening_double.text if hand else None,
+        "turn": state.turn, "boneyard_count": len(hand.boneyard) if hand else 0,
+        "layout": _layout(state), "obligations": list(hand.obligations) if hand else [],
+        "players": [_player(state, s) for s in range(state.seats)],
+        "scores": list(state.scores), "winners": list(state.winners),
+    }
+    if seat is not None:
+        out["seat"] = seat
+        out["hand"] = [t.text for t in hand.tiles[seat]] if hand else []
+        moves = legal_moves(hand, seat) if hand and state.turn == seat else []
+        out["legal_moves"] = [m.to_dict() for m in moves]
+    return out
+
+
+def _layout(state: GameState) -> dict[str, Any]:
+    hand = state.hand
+    if hand is None:
+        return {"tiles": [], "ends": []}
+    return {
+        "tiles": [{"tile": t.text, "end": end, "expose": x} for t, end, x in hand.layout],
+        "ends": [{"id": end, "value": value} for end, value in hand.ends.items()],
+    }
+
+
+def _player(state: GameState, seat: int) -> dict[str, Any]:
+    player = state.players[seat]
+    held = state.hand.tiles[seat] if state.hand else []
+    out = {"seat": seat, "name": player["name"], "kind": player["kind"],
+           "tile_count": len(held), "total": state.totals[seat]}
+    if "level" in player:
+        out["level"] = player["level"]
+    return out
+
+
+def redact(event: ev.Event, seat: int | None) -> ev.Event:
+    """Return the event as `seat` may see it before the match ends: no hidden tile, no hash."""
+    data = event["data"]
+    if event["type"] == ev.HAND_STARTED:
+        data = {k: v for k, v in data.items() if k not in ("deck", "hands")}
+        if seat is not None:  # its own dealt tiles only; other seats' are left out
+            data["hands"] = [h if s == seat else None for s, h in enumerate(event["data"]["hands"])]
+    elif event["type"] == ev.TILE_DRAWN and event["seat"] != seat:
+        data = {k: v for k, v in data.items() if k != "tile"}
+    return {k: v for k, v in event.items() if k not in ("hash", "data")} | {"data": data}
+
+
+def visible_log(events: list[ev.Event], seat: int | None, finished: bool) -> list[ev.Event]:
+    """Return the log for `seat`: complete once the match has ended, else redacted (R25)."""
+    return list(events) if finished else [redact(e, seat) for e in events]
