@@ -1,0 +1,66 @@
+"""One place where every failure becomes an application/problem+json answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, json
+from werkzeug.exceptions import HTTPException
+
+from service import problems
+from service.api.schemas import ProblemOut
+from service.store.errors import StoreUnavailable
+
+PROBLEM_JSON = "application/problem+json"
+_problem_out = ProblemOut()
+log = logging.getLogger("spinner.api")
+
+
+def problem_response(problem: problems.Problem, headers: dict[str, str] | None = None) -> Response:
+    """Return the problem+json answer for `problem`."""
+    body = json.dumps(_problem_out.dump(problem.body()))
+    return Response(body, problem.status, headers=headers, mimetype=PROBLEM_JSON)
+
+
+def field_errors(messages: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Flatten marshmallow's nested messages into `[{field, message}]` with dotted paths."""
+    if isinstance(messages, dict):
+        return [e for key, sub in messages.items()
+                for e in field_errors(sub, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        return [{"field": prefix or "body", "message": m} for m in messages]
+    return [{"field": prefix or "body", "message": str(messages)}]
+
+
+def register(app: Flask) -> None:
+    """Install the error handlers on the app."""
+    app.register_error_handler(problems.Problem, _on_problem)
+    app.register_error_handler(StoreUnavailable, _on_store_down)
+    app.register_error_handler(HTTPException, _on_http)
+    app.register_error_handler(Exception, _on_crash)
+
+
+def _on_problem(problem: problems.Problem) -> Response:
+    headers = {"Retry-After": str(problem.extra.pop("retry_after"))} \
+        if "retry_after" in problem.extra else None
+    return problem_response(problem, headers)
+
+
+def _on_store_down(error: StoreUnavailable) -> Response:
+    log.warning("store unavailable: %s", type(error).__name__)
+    return problem_response(problems.Unavailable("the game store cannot be reached; retry"),
+                            {"Retry-After": "1"})
+
+
+def _on_http(error: HTTPException) -> Response:
+    problem = problems.Problem(error.description or error.name)
+    problem.status, problem.title = error.code or 500, error.name
+    problem.slug = error.name.lower().replace(" ", "-")
+    return problem_response(problem, {"Allow": ", ".join(error.valid_methods)}
+                            if getattr(error, "valid_methods", None) else None)
+
+
+def _on_crash(error: Exception) -> Response:
+    log.exception("unhandled error")
+    return problem_response(problems.Problem("an unexpected error occurred"))

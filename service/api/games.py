@@ -1,0 +1,87 @@
+"""The /v1/games routes: thin views that load a schema, call a use case, dump a schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, json, url_for
+
+from service.api import requests as req
+from service.api import schemas
+from service.usecases import Games
+
+bp = Blueprint("games", __name__, url_prefix="/v1")
+
+_create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
+_created_out, _state_out = schemas.CreatedOut(), schemas.StateOut()
+_events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
+
+
+def games() -> Games:
+    """Return the app's use cases."""
+    service: Games = current_app.extensions["spinner"].games
+    return service
+
+
+def answer(schema: Any, payload: dict[str, Any], status: int = 200,
+           headers: dict[str, str] | None = None) -> Response:
+    """Dump `payload` through `schema` as a JSON answer."""
+    return Response(json.dumps(schema.dump(payload)), status, headers=headers,
+                    mimetype="application/json")
+
+
+def state_answer(view: dict[str, Any]) -> Response:
+    """Answer with a state view and its ETag."""
+    return answer(_state_out, view, headers={"ETag": f'"{view["version"]}"'})
+
+
+@bp.post("/games")
+def create_game() -> Response:
+    """Create a game; the answer shows each human seat's token once."""
+    body = req.load_body(_create_in)
+    created = games().create(body["players"], body["rules"], body["seed"])
+    seats = [{"seat": s, **p, **({"token": created.tokens[s]} if s in created.tokens else {})}
+             for s, p in enumerate(body["players"])]
+    location = url_for("games.get_game", game_id=created.game_id)
+    return answer(_created_out, {"game_id": created.game_id, "version": created.state.version,
+                                 "seats": seats}, 201, {"Location": location})
+
+
+@bp.get("/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    """The current state as the caller's seat (or a spectator) may see it."""
+    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    return state_answer(games().current_view(game_id, seat))
+
+
+@bp.post("/games/<game_id>/moves")
+def post_move(game_id: str) -> Response:
+    """Submit a move for the caller's seat."""
+    seat = games().seat_for(game_id, req.bearer_token(), required=True)
+    assert seat is not None
+    body = req.load_body(_move_in)
+    view = games().move(game_id, seat, body, req.if_match(), req.idempotency_key())
+    return state_answer(view)
+
+
+@bp.get("/games/<game_id>/events")
+def get_events(game_id: str) -> Response:
+    """The event log after `?after=N`, redacted for the caller until the match ends."""
+    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    after = req.int_arg("after", minimum=0) or 0
+    return answer(_events_out, {"events": games().events(game_id, seat, after)})
+
+
+@bp.get("/games/<game_id>/state")
+def get_state_at(game_id: str) -> Response:
+    """The state as it was after event `?version=N`, rebuilt by replay."""
+    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    version = req.int_arg("version", minimum=1, required=True)
+    assert version is not None
+    return state_answer(games().view_at(game_id, seat, version))
+
+
+@bp.get("/games/<game_id>/export")
+def export(game_id: str) -> Response:
+    """The complete, unredacted log of an ended match, for audit."""
+    return answer(_export_out, {"game_id": game_id, "events": games().export(game_id)})

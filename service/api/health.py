@@ -1,0 +1,20 @@
+"""`GET /healthz`: whether the service can reach its store."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app
+
+from service import problems
+from service.api.games import answer
+from service.api.schemas import HealthOut
+
+bp = Blueprint("health", __name__)
+_health_out = HealthOut()
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    """200 when the store answers a ping, else 503 problem+json."""
+    if not current_app.extensions["spinner"].store.ping():
+        raise problems.Unavailable("the game store cannot be reached")
+    return answer(_health_out, {"status": "ok", "store": "reachable"})

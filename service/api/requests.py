@@ -1,0 +1,78 @@
+"""Reading requests: JSON bodies through schemas, bearer tokens and conditional headers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import request
+from marshmallow import Schema, ValidationError
+
+from service import problems
+from service.api.errors import field_errors
+
+MAX_IDEMPOTENCY_KEY = 255
+
+
+def load_body(schema: Schema) -> dict[str, Any]:
+    """Parse the JSON body through `schema`, or raise 400 naming each bad field."""
+    try:
+        body = json.loads(request.get_data(cache=True) or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise problems.BadRequest("the body is not JSON",
+                                  errors=[{"field": "body", "message": "not JSON"}]) from None
+    if not isinstance(body, dict):
+        raise problems.BadRequest("the body must be a JSON object",
+                                  errors=[{"field": "body", "message": "not an object"}])
+    try:
+        loaded: dict[str, Any] = schema.load(body)
+    except ValidationError as error:
+        raise problems.BadRequest("some fields are invalid",
+                                  errors=field_errors(error.messages)) from None
+    return loaded
+
+
+def bearer_token() -> str | None:
+    """Return the bearer token sent, None if no Authorization header; 401 if malformed."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise problems.Unauthorized("use Authorization: Bearer <seat token>")
+    return token.strip()
+
+
+def if_match() -> int | None:
+    """Return the version named by If-Match (`"12"`), None if absent or `*`."""
+    raw = request.headers.get("If-Match")
+    if raw is None or raw.strip() == "*":
+        return None
+    text = raw.strip().removeprefix("W/").strip('"')
+    if not text.isdigit():
+        raise problems.BadRequest("If-Match must be a quoted version, e.g. \"12\"",
+                                  errors=[{"field": "If-Match", "message": "not a version"}])
+    return int(text)
+
+
+def idempotency_key() -> str | None:
+    """Return the Idempotency-Key header, or 400 if it is empty or too long."""
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise problems.BadRequest("Idempotency-Key must be 1-255 characters",
+                                  errors=[{"field": "Idempotency-Key", "message": "bad length"}])
+    return key
+
+
+def int_arg(name: str, minimum: int, required: bool = False) -> int | None:
+    """Return query argument `name` as an integer >= minimum (None if absent), or 400."""
+    raw = request.args.get(name)
+    if raw is None and required:
+        raise problems.BadRequest(f"give ?{name}=N",
+                                  errors=[{"field": name, "message": "required"}])
+    if raw is None:
+        return None
+    if not raw.isdigit() or int(raw) < minimum:
+        raise problems.BadRequest(f"{name} must be an integer >= {minimum}",
+                                  errors=[{"field": name, "message": "not a valid integer"}])
+    return int(raw)

@@ -1,0 +1,252 @@
+"""Marshmallow schemas for every request and response body (API.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import (
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    validate,
+    validates,
+    validates_schema,
+)
+
+from service.rules.errors import MalformedMove
+from service.rules.opening import OPENING_RULES
+from service.rules.tiles import parse_tile
+
+LEVELS = ("random", "greedy", "expert")
+ACTIONS = ("play", "draw", "pass")
+
+
+class StrictInt(fields.Integer):
+    """An integer that refuses floats, strings and booleans."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return int(super()._validated(value))
+
+
+# Requests ---------------------------------------------------------------
+
+class PlayerIn(Schema):
+    """A seat at creation: a human, or an AI of some level (default expert)."""
+
+    name = fields.String(required=True, validate=validate.Length(1, 64))
+    kind = fields.String(required=True, validate=validate.OneOf(("human", "ai")))
+    level = fields.String(validate=validate.OneOf(LEVELS))
+
+    @validates_schema
+    def _level_only_for_ai(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("kind") == "human" and "level" in data:
+            raise ValidationError("only an AI seat has a level", "level")
+
+    @post_load
+    def _default_level(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data["kind"] == "ai":
+            data.setdefault("level", "expert")
+        return data
+
+
+class RulesIn(Schema):
+    """The game options of RULES.md: hands (R7) and opening (R9)."""
+
+    hands = StrictInt(load_default=10, validate=validate.Range(1, 10))
+    opening = fields.String(load_default="draw", validate=validate.OneOf(OPENING_RULES))
+
+
+class CreateGameIn(Schema):
+    """`POST /v1/games`: 2 to 8 players (R4), the rules and an optional seed."""
+
+    players = fields.List(fields.Nested(PlayerIn), required=True,
+                          validate=validate.Length(2, 8, error="a game has 2 to 8 players (R4)"))
+    rules = fields.Nested(RulesIn, load_default=None)
+    seed = StrictInt(allow_none=True, load_default=None)
+
+    @post_load
+    def _default_rules(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if data["rules"] is None:
+            data["rules"] = RulesIn().load({})
+        return data
+
+
+class MoveIn(Schema):
+    """`POST /v1/games/{id}/moves`: play a tile on an end, draw, or pass (R16)."""
+
+    action = fields.String(required=True, validate=validate.OneOf(ACTIONS))
+    tile = fields.String()
+    end = fields.String(allow_none=True)
+    expose = StrictInt(allow_none=True, validate=validate.Range(0, 9, error="expose is 0-9 (R14)"))
+
+    @validates("tile")
+    def _tile_in_notation(self, value: str, **_: Any) -> None:
+        try:
+            parse_tile(value)
+        except MalformedMove as error:
+            raise ValidationError(error.detail) from error
+
+    @validates_schema
+    def _fields_fit_action(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("action") == "play" and "tile" not in data:
+            raise ValidationError("a play names its tile", "tile")
+        if data.get("action") in ("draw", "pass"):
+            for name in ("tile", "end", "expose"):
+                if name in data:
+                    raise ValidationError(f"a {data['action']} takes no {name}", name)
+
+
+# Responses --------------------------------------------------------------
+
+class MoveOut(Schema):
+    """A move in request form, as listed in `legal_moves`."""
+
+    action = fields.String()
+    tile = fields.String()
+    end = fields.String(allow_none=True)
+    expose = fields.Integer()
+
+
+class SeatOut(Schema):
+    """A seat in the creation answer; `token` only for human seats, shown once."""
+
+    seat = fields.Integer()
+    name = fields.String()
+    kind = fields.String()
+    level = fields.String()
+    token = fields.String()
+
+
+class CreatedOut(Schema):
+    """The answer to `POST /v1/games`."""
+
+    game_id = fields.String()
+    version = fields.Integer()
+    seats = fields.List(fields.Nested(SeatOut))
+
+
+class PlayerOut(Schema):
+    """A seat in the state: counts only, never tiles (R25)."""
+
+    seat = fields.Integer()
+    name = fields.String()
+    kind = fields.String()
+    level = fields.String()
+    tile_count = fields.Integer()
+    total = fields.Integer()
+
+
+class PlacedTileOut(Schema):
+    """A tile on the table: the end it went on (null for the opener) and the value it left."""
+
+    tile = fields.String()
+    end = fields.String(allow_none=True)
+    expose = fields.Integer()
+
+
+class EndOut(Schema):
+    """An open end (R11)."""
+
+    id = fields.String()
+    value = fields.Integer()
+
+
+class LayoutOut(Schema):
+    """The table: tiles in the order played and the open ends."""
+
+    tiles = fields.List(fields.Nested(PlacedTileOut))
+    ends = fields.List(fields.Nested(EndOut))
+
+
+class HandScoreOut(Schema):
+    """One finished hand's scores (R21, R22)."""
+
+    hand_number = fields.Integer()
+    points = fields.List(fields.Integer())
+    winner = fields.Integer()
+    ended_by = fields.String()
+
+
+class RulesOut(Schema):
+    """The rules as created, defaults filled in."""
+
+    hands = fields.Integer()
+    opening = fields.String()
+
+
+class StateOut(Schema):
+    """The state as one seat (or a spectator) may see it (API.md "The state")."""
+
+    game_id = fields.String()
+    version = fields.Integer()
+    status = fields.String()
+    rules = fields.Nested(RulesOut)
+    hand_number = fields.Integer()
+    opening_double = fields.String()
+    turn = fields.Integer(allow_none=True)
+    boneyard_count = fields.Integer()
+    layout = fields.Nested(LayoutOut)
+    obligations = fields.List(fields.String())
+    players = fields.List(fields.Nested(PlayerOut))
+    scores = fields.List(fields.Nested(HandScoreOut))
+    winners = fields.List(fields.Integer())
+    seat = fields.Integer()
+    hand = fields.List(fields.String())
+    legal_moves = fields.List(fields.Nested(MoveOut))
+
+
+class EventOut(Schema):
+    """One event of the log; `hash` is left out of a redacted log."""
+
+    seq = fields.Integer()
+    type = fields.String()
+    at = fields.String()
+    seat = fields.Integer(allow_none=True)
+    data = fields.Dict()
+    hash = fields.String()
+
+
+class EventsOut(Schema):
+    """`GET /events`: the log, redacted for the caller until the match ends."""
+
+    events = fields.List(fields.Nested(EventOut))
+
+
+class ExportOut(Schema):
+    """`GET /export`: the complete log of an ended match."""
+
+    game_id = fields.String()
+    events = fields.List(fields.Nested(EventOut))
+
+
+class FieldErrorOut(Schema):
+    """One bad field of a request."""
+
+    field = fields.String()
+    message = fields.String()
+
+
+class ProblemOut(Schema):
+    """An RFC 9457 problem document."""
+
+    type = fields.String()
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    errors = fields.List(fields.Nested(FieldErrorOut))
+    rule = fields.String()
+    legal_moves = fields.List(fields.Nested(MoveOut))
+    version = fields.Integer()
+
+
+class HealthOut(Schema):
+    """`GET /healthz`."""
+
+    status = fields.String()
+    store = fields.String()

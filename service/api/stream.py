@@ -1,0 +1,59 @@
+"""`GET /v1/games/{id}/stream`: Server-Sent Events, redacted for the caller (R25)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from flask import Blueprint, Response, current_app, json, request, stream_with_context
+
+from service.api import requests as req
+from service.api.games import games
+from service.api.schemas import EventOut
+from service.game import events as ev
+from service.game.views import redact
+from service.store.protocol import EventStore
+
+bp = Blueprint("stream", __name__, url_prefix="/v1")
+_event_out = EventOut()
+
+
+@bp.get("/games/<game_id>/stream")
+def stream(game_id: str) -> Response:
+    """Send each new event as `id: <seq>`; resume after `Last-Event-ID` (or `?after=N`)."""
+    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    after = _resume_point()
+    finished = games().load(game_id).status == "finished"
+    keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
+    store = current_app.extensions["spinner"].store
+    frames = _frames(store, game_id, seat, after, finished, keepalive)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response(stream_with_context(frames), mimetype="text/event-stream", headers=headers)
+
+
+def _resume_point() -> int:
+    last = request.headers.get("Last-Event-ID", "").strip()
+    if last.isdigit():
+        return int(last)
+    return req.int_arg("after", minimum=0) or 0
+
+
+def _frames(store: EventStore, game_id: str, seat: int | None, after: int, finished: bool,
+            keepalive_s: float) -> Iterator[str]:
+    yield "retry: 2000\n\n"
+    if finished:  # the whole log is public now; send what is left and close
+        yield from (_frame(event) for event in store.read(game_id, after))
+        return
+    while True:
+        events = store.wait_for_events(game_id, after, int(keepalive_s * 1000))
+        if not events:
+            yield ": keep-alive\n\n"
+        for event in events:
+            yield _frame(redact(event, seat))
+            after = event["seq"]
+            if event["type"] == ev.GAME_ENDED:
+                return
+
+
+def _frame(event: ev.Event) -> str:
+    data = json.dumps(_event_out.dump(event))
+    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {data}\n\n"

@@ -1,0 +1,38 @@
+"""The composition root: the one place where settings become connections and services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import redis
+
+from service.config import Settings
+from service.store.redis_store import RedisEventStore
+from service.turn_queue import RqTurnQueue
+from service.usecases import Games
+
+
+@dataclass
+class Services:
+    """What the API and the workers share."""
+
+    settings: Settings
+    store: RedisEventStore
+    queue: RqTurnQueue
+    games: Games
+
+
+def utc_now() -> str:
+    """Return the current time in RFC 3339, UTC, to the millisecond."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def build(settings: Settings) -> Services:
+    """Wire the store, the queue and the clock; nothing connects until first used."""
+    if not settings.redis_url:
+        raise RuntimeError("REDIS_URL is not set: run `spinner serve`, or point it at a Redis")
+    store = RedisEventStore(redis.Redis.from_url(settings.redis_url))
+    queue_conn = redis.Redis.from_url(settings.queue_redis_url or settings.redis_url)
+    queue = RqTurnQueue(queue_conn, settings)
+    return Services(settings, store, queue, Games(store, queue, utc_now))

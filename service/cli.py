@@ -1,0 +1,112 @@
+"""The `spinner` command: serve, worker, verify."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from service.config import Settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `spinner` command line."""
+    parser = argparse.ArgumentParser(prog="spinner", description="Spinner Dominoes service")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run Redis (unless REDIS_URL), a worker and the API")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--data-dir", type=Path, default=Path("./var"))
+    serve.add_argument("--api-workers", type=int, default=2)
+    commands.add_parser("worker", help="run one rq worker for AI turns")
+    verify = commands.add_parser("verify", help="check an exported game log offline")
+    verify.add_argument("file", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return run_serve(args.host, args.port, args.data_dir, args.api_workers)
+    if args.command == "worker":
+        return run_worker()
+    return run_verify(args.file)
+
+
+def run_verify(path: Path) -> int:
+    """Check an export's hash chain and replay; print the first bad event; 0 when sound."""
+    from service.game.audit import audit
+
+    try:
+        events = json.loads(path.read_text())["events"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"{path}: not an export ({error})", file=sys.stderr)
+        return 2
+    finding = audit(events)
+    if finding is not None:
+        print(f"{path}: FAILED at {finding}", file=sys.stderr)
+        return 1
+    print(f"{path}: OK, {len(events)} events, hash chain and replay check out")
+    return 0
+
+
+def run_worker() -> int:
+    """Work AI turns from the queue until stopped."""
+    from workers.runner import work
+
+    work(Settings.from_env())
+    return 0
+
+
+def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
+    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; stop all on Ctrl-C."""
+    from service.store.server import RedisServer
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    redis_server = None
+    if not Settings.from_env().redis_url:
+        redis_server = RedisServer(data_dir / "redis", port=0)
+        redis_server.start()
+        env["REDIS_URL"] = redis_server.url
+        print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
+    children = [
+        subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env),
+        subprocess.Popen([sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
+                          "--worker-class", "gthread", "--threads", "8",
+                          "--workers", str(api_workers), "service.wsgi:app"], env=env),
+    ]
+    print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
+    try:
+        _supervise(children)
+    finally:
+        _stop(children)
+        if redis_server is not None:
+            redis_server.stop()
+    return 0
+
+
+def _supervise(children: list[subprocess.Popen[bytes]]) -> None:
+    """Wait for Ctrl-C or SIGTERM, or for a child to exit."""
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        if any(child.poll() is not None for child in children):
+            return
+
+
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

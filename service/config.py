@@ -1,0 +1,37 @@
+"""Settings from the environment, with defaults that run out of the box."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of the service; each field is read from `SPINNER_<NAME>` or its plain name."""
+
+    redis_url: str = ""  # empty: `spinner serve` starts its own redis-server
+    queue_redis_url: str = ""  # empty: the queue shares the store's Redis
+    data_dir: str = "./var"
+    ai_budget_s: float = 0.3
+    ai_job_timeout_s: int = 60
+    ai_job_retries: int = 3
+    stream_keepalive_s: float = 15.0
+    max_body_bytes: int = 64 * 1024
+    rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off
+    rate_limit_per_address: int = 1200
+    cors_origins: str = ""  # comma-separated origins; empty: CORS off
+    idempotency_ttl_s: int = 24 * 3600
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from `environ` (default: os.environ), e.g. REDIS_URL, AI_BUDGET_S."""
+        env = os.environ if environ is None else environ
+        values = {}
+        for field in fields(cls):
+            name = field.name.upper()
+            raw = env.get(f"SPINNER_{name}", env.get(name))
+            if raw is not None:
+                values[field.name] = type(field.default)(raw)
+        return cls(**values)

@@ -1,0 +1,94 @@
+"""Offline audit of an exported log: the hash chain, then every event re-decided (R26)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.game import events as ev
+from service.game.commands import create_game, make_move
+from service.rules.errors import RuleError
+from service.rules.moves import DRAW, PASS, Move
+from service.rules.tiles import BY_TEXT, TILES, Tile
+
+ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The first event that does not check out, and why."""
+
+    seq: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"event {self.seq}: {self.reason}"
+
+
+def audit(events: Sequence[ev.Event]) -> Finding | None:
+    """Return the first bad event of a complete log, or None when it all checks out."""
+    broken = ev.first_broken_link(list(events))
+    if broken is not None:
+        return Finding(broken, "the hash chain breaks here (altered, inserted or removed)")
+    if not events or events[0]["type"] != ev.GAME_CREATED:
+        return Finding(1, "a log starts with game_created")
+    checker = _Checker(events)
+    try:
+        return checker.run()
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        return Finding(checker.pos + 1, f"malformed event ({error!r})")
+
+
+class _Checker:
+    """Re-decides a log move by move with its own decks and compares what it records."""
+
+    def __init__(self, events: Sequence[ev.Event]) -> None:
+        self.events, self.pos = events, 0
+        self.decks = {e["data"]["hand_number"]: _deck(e)
+                      for e in events if e["type"] == ev.HAND_STARTED}
+
+    def run(self) -> Finding | None:
+        first = self.events[0]
+        state, produced = create_game(first["data"]["players"], first["data"]["rules"],
+                                      self.decks.__getitem__, first["at"])
+        finding = self._compare(produced)
+        while finding is None and self.pos < len(self.events):
+            event = self.events[self.pos]
+            if state.status == "finished" or event["type"] not in ACTIONS:
+                return Finding(event["seq"], f"{event['type']} does not follow from the log")
+            try:
+                produced = make_move(state, event["seat"], _move(event),
+                                     self.decks.__getitem__, event["at"])
+            except RuleError as error:
+                return Finding(event["seq"], f"an illegal move ({error.detail})")
+            finding = self._compare(produced)
+        if finding is None and state.status != "finished":
+            return Finding(len(self.events), "the match never ended")
+        return finding
+
+    def _compare(self, produced: list[ev.Event]) -> Finding | None:
+        for mine in produced:
+            if self.pos >= len(self.events):
+                return Finding(self.pos + 1, f"the log ends before {mine['type']}")
+            theirs = self.events[self.pos]
+            if mine != theirs:
+                return Finding(theirs["seq"], f"the engine records {mine['type']} here, "
+                                              "not this event")
+            self.pos += 1
+        return None
+
+
+def _deck(event: ev.Event) -> list[Tile]:
+    deck = [BY_TEXT[t] for t in event["data"]["deck"]]
+    if sorted(deck) != list(TILES):
+        raise ValueError(f"hand {event['data']['hand_number']}'s deck is not the 66 tiles")
+    return deck
+
+
+def _move(event: ev.Event) -> Move:
+    if event["type"] == ev.TILE_DRAWN:
+        return DRAW
+    if event["type"] == ev.PASSED:
+        return PASS
+    data = event["data"]
+    return Move("play", BY_TEXT[data["tile"]], data["end"], data["expose"])

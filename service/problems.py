@@ -1,0 +1,65 @@
+"""Every way a request can fail, as data: status, title and detail (RFC 9457 problems)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.rules.errors import IllegalMove, MalformedMove, OutOfTurn, RuleError
+
+
+class Problem(Exception):
+    """A failure the client is told about; `body()` is its problem+json document."""
+
+    status = 500
+    title = "Internal error"
+    slug = "internal"
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+    @classmethod
+    def replayed(cls, body: dict[str, Any]) -> Problem:
+        """Rebuild a problem from the document first sent (an idempotent replay)."""
+        base = ("type", "title", "status", "detail")
+        problem = cls(body["detail"], **{k: v for k, v in body.items() if k not in base})
+        problem.status, problem.title = body["status"], body["title"]
+        problem.slug = body["type"].rsplit("/", 1)[-1]
+        return problem
+
+    def body(self) -> dict[str, Any]:
+        """Return the problem+json document."""
+        return {"type": f"/problems/{self.slug}", "title": self.title, "status": self.status,
+                "detail": self.detail, **self.extra}
+
+
+def _problem(status: int, slug: str, title: str) -> type[Problem]:
+    return type(slug.title().replace("-", ""), (Problem,),
+                {"status": status, "slug": slug, "title": title, "__doc__": title + "."})
+
+
+BadRequest = _problem(400, "invalid-request", "The request does not fit the schema")
+Unauthorized = _problem(401, "unauthorized", "No valid seat token")
+Forbidden = _problem(403, "forbidden", "The token belongs to another game")
+NotFound = _problem(404, "not-found", "No such resource")
+Conflict = _problem(409, "conflict", "The request conflicts with the game's state")
+Gone = _problem(410, "gone", "Gone")
+PreconditionFailed = _problem(412, "version-mismatch", "The game has moved on")
+TooLarge = _problem(413, "too-large", "The request body is too large")
+Unprocessable = _problem(422, "illegal-move", "The rules forbid this move")
+IdempotencyMismatch = _problem(422, "idempotency-key-reused",
+                               "The Idempotency-Key was used with another body")
+TooManyRequests = _problem(429, "rate-limited", "Too many requests")
+Unavailable = _problem(503, "store-unavailable", "The game store cannot be reached")
+
+
+def from_rule_error(error: RuleError, legal_moves: list[dict[str, Any]]) -> Problem:
+    """Map a rule error to its answer: malformed 400, out of turn 409, forbidden 422."""
+    if isinstance(error, MalformedMove):
+        field = {"R2": "tile", "R14": "expose"}.get(error.rule, "action")
+        return BadRequest(error.detail, errors=[{"field": field, "message": error.detail}])
+    if isinstance(error, OutOfTurn):
+        return Conflict(error.detail, rule=error.rule)
+    assert isinstance(error, IllegalMove)
+    return Unprocessable(error.detail, rule=error.rule, legal_moves=legal_moves)

@@ -1,0 +1,37 @@
+"""Seat tokens: random bearer secrets of which only a hash is kept."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+
+def new_token(game_id: str) -> str:
+    """Return a fresh token for a seat of `game_id`: the game id and 256 random bits."""
+    return f"{game_id}.{secrets.token_urlsafe(32)}"
+
+
+def token_hash(token: str) -> str:
+    """Return the hex SHA-256 of a token, the only form the store keeps."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_game(token: str) -> str:
+    """Return the game id a token names (it may still be forged)."""
+    return token.partition(".")[0]
+
+
+def seat_of(token: str, seat_hashes: dict[int, str]) -> int | None:
+    """Return the seat whose stored hash matches `token`, compared in constant time."""
+    digest = token_hash(token)
+    found = None
+    for seat, stored in seat_hashes.items():
+        if hmac.compare_digest(digest, stored):
+            found = seat
+    return found
+
+
+def new_game_id() -> str:
+    """Return a fresh, unguessable game id."""
+    return secrets.token_hex(8)

@@ -1,0 +1,50 @@
+"""AI turns on rq: one job per game version, never queued twice, healed when lost."""
+
+from __future__ import annotations
+
+import contextlib
+
+import redis
+from rq import Queue, Retry
+from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.job import Job, JobStatus
+
+from service.config import Settings
+
+QUEUE_NAME = "ai-turns"
+DEAD = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED, JobStatus.FINISHED)
+
+
+def job_id(game_id: str, version: int) -> str:
+    """Return the id of the AI turn job due at `version` of a game."""
+    return f"ai-turn-{game_id}-{version}"
+
+
+class RqTurnQueue:
+    """Queues `workers.jobs.take_ai_turn(game_id, version)` on rq."""
+
+    def __init__(self, connection: redis.Redis, settings: Settings) -> None:
+        self.connection = connection
+        self.queue = Queue(QUEUE_NAME, connection=connection)
+        self.settings = settings
+
+    def enqueue_turn(self, game_id: str, version: int) -> None:
+        """Queue the AI turn due at `version`, unless a job for it exists already."""
+        with contextlib.suppress(DuplicateJobError):
+            self.queue.enqueue_call(
+                "workers.jobs.take_ai_turn", args=(game_id, version),
+                job_id=job_id(game_id, version), unique=True,
+                timeout=self.settings.ai_job_timeout_s,
+                retry=Retry(max=self.settings.ai_job_retries, interval=1),
+                result_ttl=600, failure_ttl=24 * 3600)
+
+    def heal_turn(self, game_id: str, version: int) -> None:
+        """Queue the turn again if its job is gone or has ended without moving the game."""
+        try:
+            job = Job.fetch(job_id(game_id, version), connection=self.connection)
+        except NoSuchJobError:
+            self.enqueue_turn(game_id, version)
+            return
+        if job.get_status() in DEAD:
+            job.delete()
+            self.enqueue_turn(game_id, version)

@@ -1,0 +1,247 @@
+"""Use cases: load -> replay -> decide -> append -> enqueue the AI; a few lines each."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from service import problems
+from service.game import events as ev
+from service.game.commands import create_game, make_move
+from service.game.state import GameState, replay
+from service.game.views import view, visible_log
+from service.rules.errors import RuleError
+from service.rules.moves import Move
+from service.rules.tiles import TILES, Tile
+from service.store.errors import ConcurrencyError
+from service.store.protocol import EventStore
+from service.tokens import new_game_id, new_token, seat_of, token_game, token_hash
+
+RACE_RETRIES = 5
+Chooser = Callable[[GameState, int], Move]
+"""Picks the move for a seat from the state; an AI strategy sees only that seat's view."""
+
+
+class TurnQueue(Protocol):
+    """Where AI turns are sent: one job per game version."""
+
+    def enqueue_turn(self, game_id: str, version: int) -> None:
+        """Queue the AI turn due at `version`, unless it is queued already."""
+
+    def heal_turn(self, game_id: str, version: int) -> None:
+        """Queue the AI turn due at `version` again if no live job holds it."""
+
+
+@dataclass
+class Created:
+    """A new game, its first state and every human seat's token (shown once)."""
+
+    game_id: str
+    state: GameState
+    tokens: dict[int, str]
+
+
+def shuffler(seed: int | None) -> Callable[[int], Sequence[Tile]]:
+    """Return the deck source for a game: seeded per hand if `seed` is set, else system random."""
+    def shuffle(hand_number: int) -> list[Tile]:
+        rng = random.Random(f"{seed}:{hand_number}") if seed is not None else random.SystemRandom()
+        deck = list(TILES)
+        rng.shuffle(deck)  # R5: uniformly at random; the order is recorded in hand_started
+        return deck
+    return shuffle
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """Return the hash of a request body, independent of key order and spacing."""
+    return hashlib.sha256(ev.canonical_json(body)).hexdigest()
+
+
+class Games:
+    """The game service's use cases over an event store, a turn queue and a clock."""
+
+    def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str]) -> None:
+        self.store, self.queue, self.clock = store, queue, clock
+
+    def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
+               seed: int | None) -> Created:
+        """Create a game, deal hand 1 and return each human seat's token."""
+        game_id = new_game_id()
+        state, events = create_game(players, rules, shuffler(seed), self.clock())
+        tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
+        meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
+        meta["seed"] = "" if seed is None else str(seed)
+        self.store.create(game_id, events, meta)
+        self._after_append(game_id, state)
+        return Created(game_id, state, tokens)
+
+    def seat_for(self, game_id: str, token: str | None, required: bool) -> int | None:
+        """Return the caller's seat: 404 unknown game, 401 bad token, 403 another game's token."""
+        meta = self._meta(game_id)
+        if token is None:
+            if required:
+                raise problems.Unauthorized("send Authorization: Bearer <seat token>")
+            return None
+        seat = seat_of(token, _seat_hashes(meta))
+        if seat is not None:
+            return seat
+        other = token_game(token)
+        if other != game_id and seat_of(token, _seat_hashes(self.store.meta(other))) is not None:
+            raise problems.Forbidden("this token is a seat token of another game")
+        raise problems.Unauthorized("the token is not a seat token of this game")
+
+    def load(self, game_id: str) -> GameState:
+        """Rebuild the game's state: its latest snapshot, then the events after it."""
+        snapshot, events = self.store.load(game_id)
+        if snapshot is None and not events:
+            raise problems.NotFound(f"there is no game {game_id!r}")
+        state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
+        return replay(events, state)
+
+    def current_view(self, game_id: str, seat: int | None) -> dict[str, Any]:
+        """Return the state as `seat` sees it, re-queueing a lost AI turn on the way."""
+        state = self.load(game_id)
+        if self._ai_to_move(state):
+            self.queue.heal_turn(game_id, state.version)
+        return self._view(game_id, state, seat)
+
+    def view_at(self, game_id: str, seat: int | None, version: int) -> dict[str, Any]:
+        """Return the state as it was after event `version`, rebuilt by replay (R26)."""
+        current = self.store.version(game_id)
+        if current == 0:
+            raise problems.NotFound(f"there is no game {game_id!r}")
+        if not 1 <= version <= current:
+            raise problems.NotFound(f"version {version} is not in 1..{current}")
+        return self._view(game_id, replay(self.store.read(game_id, 0, version)), seat)
+
+    def events(self, game_id: str, seat: int | None, after: int) -> list[ev.Event]:
+        """Return the log after `after`, redacted for `seat` until the match has ended (R25)."""
+        finished = self.load(game_id).status == "finished"
+        return visible_log(self.store.read(game_id, after), seat, finished)
+
+    def export(self, game_id: str) -> list[ev.Event]:
+        """Return the complete log of an ended match (409 before it ends)."""
+        if self.load(game_id).status != "finished":
+            raise problems.Conflict("the export is available once the match has ended")
+        return self.store.read(game_id)
+
+    def move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
+             key: str | None) -> dict[str, Any]:
+        """Apply a seat's move (honouring If-Match and Idempotency-Key); return the new view."""
+        if key is None:
+            return self._move(game_id, seat, body, if_match, None)
+        name, digest = f"game:{{{game_id}}}:idem:{seat}:{body_hash({'k': key})}", body_hash(body)
+        record = self.store.idempotency_begin(name, digest)
+        if record is not None:
+            return self._replay_answer(game_id, seat, record, digest)
+        try:
+            return self._move(game_id, seat, body, if_match, (name, digest))
+        except problems.Problem as problem:
+            answer = {"state": "done", "body_hash": digest, "problem": problem.body()}
+            self.store.idempotency_finish(name, json.dumps(answer))
+            raise
+        except BaseException:
+            self.store.idempotency_abort(name)
+            raise
+
+    def ai_turn(self, game_id: str, version: int, choose: Chooser) -> bool:
+        """Play the AI seat's turn due at `version`; False if the game has moved on."""
+        state = self.load(game_id)
+        if state.version != version or not self._ai_to_move(state):
+            return False
+        seat = state.turn
+        assert seat is not None
+        try:
+            self._commit(game_id, state, seat, choose(state, seat).to_dict(), None)
+        except ConcurrencyError:
+            return False
+        return True
+
+    def _move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
+              idem: tuple[str, str] | None) -> dict[str, Any]:
+        for _ in range(RACE_RETRIES):
+            state = self.load(game_id)
+            if if_match is not None and if_match != state.version:
+                raise problems.PreconditionFailed(
+                    f"the game is at version {state.version}", version=state.version)
+            try:
+                self._commit(game_id, state, seat, body, idem)
+            except ConcurrencyError as race:
+                if if_match is not None:
+                    raise problems.PreconditionFailed(
+                        "another move landed first", version=race.current_version) from race
+                continue
+            return self._view(game_id, state, seat)
+        raise problems.Conflict("the game is too busy; try again")
+
+    def _commit(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+                idem: tuple[str, str] | None) -> None:
+        """Decide the move on `state`, append its events atomically and queue any AI turn."""
+        expected = state.version
+        events = self._decide(game_id, state, seat, body)
+        record = None if idem is None else (idem[0], json.dumps(
+            {"state": "done", "body_hash": idem[1], "version": state.version}))
+        self.store.append(game_id, expected, events, idempotency=record,
+                          snapshot=self._snapshot_if_dealt(state, events))
+        self._after_append(game_id, state)
+
+    def _decide(self, game_id: str, state: GameState, seat: int,
+                body: dict[str, Any]) -> list[ev.Event]:
+        try:
+            move = Move.parse(body)
+            return make_move(state, seat, move, self._shuffle(game_id), self.clock())
+        except RuleError as error:
+            legal = view(state, seat).get("legal_moves", [])
+            raise problems.from_rule_error(error, legal) from error
+
+    def _shuffle(self, game_id: str) -> Callable[[int], Sequence[Tile]]:
+        """Return the game's deck source; its seed is read only when a hand is dealt."""
+        def shuffle(hand_number: int) -> Sequence[Tile]:
+            seed = self.store.meta(game_id).get("seed")
+            return shuffler(int(seed) if seed else None)(hand_number)
+        return shuffle
+
+    def _replay_answer(self, game_id: str, seat: int, record: dict[str, Any],
+                       digest: str) -> dict[str, Any]:
+        if record.get("body_hash") != digest:
+            raise problems.IdempotencyMismatch("this Idempotency-Key was sent with another body")
+        if record.get("state") == "pending":
+            raise problems.Conflict("a request with this Idempotency-Key is still being handled")
+        if "problem" in record:
+            raise problems.Problem.replayed(record["problem"])
+        return self.view_at(game_id, seat, record["version"])
+
+    def _after_append(self, game_id: str, state: GameState) -> None:
+        if self._ai_to_move(state):
+            self.queue.enqueue_turn(game_id, state.version)
+
+    @staticmethod
+    def _ai_to_move(state: GameState) -> bool:
+        turn = state.turn
+        return turn is not None and state.players[turn]["kind"] == "ai"
+
+    def _meta(self, game_id: str) -> dict[str, str]:
+        meta = self.store.meta(game_id)
+        if not meta:
+            raise problems.NotFound(f"there is no game {game_id!r}")
+        return meta
+
+    @staticmethod
+    def _view(game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
+        return {"game_id": game_id, **view(state, seat)}
+
+    @staticmethod
+    def _snapshot(state: GameState) -> dict[str, Any]:
+        return {"version": state.version, "state": state.to_dict()}
+
+    def _snapshot_if_dealt(self, state: GameState,
+                           events: list[ev.Event]) -> dict[str, Any] | None:
+        dealt = any(e["type"] == ev.HAND_STARTED for e in events)
+        return self._snapshot(state) if dealt else None
+
+
+def _seat_hashes(meta: dict[str, str]) -> dict[int, str]:
+    return {int(k.split(":")[1]): v for k, v in meta.items() if k.startswith("token:")}
