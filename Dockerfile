@@ -1,0 +1,13 @@
+# One image for the API (default command) and the AI worker (`spinner worker`).
+FROM python:3.11-slim
+RUN useradd --create-home --uid 10001 spinner
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY service service
+COPY workers workers
+RUN pip install --no-cache-dir .
+USER spinner
+ENV REDIS_URL=redis://redis:6379/0
+EXPOSE 8000
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", \
+     "--workers", "2", "service.wsgi:app"]
