@@ -1,0 +1,232 @@
+"""Compact positions for the rule tests: one line sets up a mid-hand situation.
+
+`position("0: 3-S 5-6 | 1: 2-2 | boneyard: 1-1 4-S | ends: e1=3 e2=7 | owed: e1 | turn 0")`
+builds a `Hand`. Other parts: `hand 3`, `rule next_lower`, `drawn: 4-S`, `passes 1`,
+`layout: 9-9` (by default the hand's opening double, so that the hand counts as opened).
+`start([...seat tiles...], boneyard=...)` builds a real deck and runs `create_game`, and
+`game_at(...)` / `game_with(hand)` put a position inside a real `GameState`, so that moves
+go through `make_move` and its events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from service.game import events as ev
+from service.game.commands import create_game, make_move
+from service.game.state import GameState, replay
+from service.rules.errors import IllegalMove
+from service.rules.hand import Hand
+from service.rules.moves import DRAW, PASS, Move
+from service.rules.opening import opening_double, opening_value, tiles_per_hand
+from service.rules.tiles import TILES, Tile, parse_tile
+from service.rules.turns import legal_moves
+
+AT = "2024-05-01T12:00:00Z"
+RULES = {"hands": 10, "opening": "draw"}
+
+
+def tiles(text: str) -> list[Tile]:
+    """Return the tiles written in `text`, separated by spaces: `"3-S 5-6"`."""
+    return [parse_tile(t) for t in text.split()]
+
+
+def texts(held: Iterable[Tile]) -> list[str]:
+    """Return the R2 spelling of each tile."""
+    return [t.text for t in held]
+
+
+def move(text: str) -> Move:
+    """Return the move written `draw`, `pass`, `9-9` (the opening), `3-5 e1` or `3-S e1 7`."""
+    if text in ("draw", "pass"):
+        return DRAW if text == "draw" else PASS
+    parts = text.split()
+    end = parts[1] if len(parts) > 1 else None
+    expose = int(parts[2]) if len(parts) > 2 else None
+    return Move("play", parse_tile(parts[0]), end, expose)
+
+
+def show(m: Move) -> str:
+    """Return a move in the text form `move()` reads, expose always given."""
+    if m.action != "play":
+        return m.action
+    assert m.tile is not None
+    return m.tile.text if m.end is None else f"{m.tile} {m.end} {m.expose}"
+
+
+def legal(hand: Hand, seat: int) -> list[str]:
+    """Return the seat's legal moves (R16) in text form."""
+    return [show(m) for m in legal_moves(hand, seat)]
+
+
+def position(text: str) -> Hand:
+    """Build a mid-hand `Hand` from its one-line text form (see the module docstring)."""
+    parts: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split("|"))):
+        key, _, value = part.partition(":") if ":" in part else part.partition(" ")
+        parts[key.strip()] = value.strip()
+    held = {int(k): tiles(v) for k, v in parts.items() if k.isdigit()}
+    number = int(parts.get("hand", 1))
+    seats = max(held) + 1
+    hand = Hand(number, parts.get("rule", "draw"), seats, shuffler=0)
+    hand.tiles = [held.get(s, []) for s in range(seats)]
+    hand.boneyard = tiles(parts.get("boneyard", ""))
+    for item in parts.get("ends", "").split():
+        end, _, value = item.partition("=")
+        hand.ends[end] = int(value)
+    hand.obligations = parts.get("owed", "").split()
+    layout = tiles(parts.get("layout", opening_double(number).text))
+    hand.layout = [(t, None if i == 0 else "e0", opening_value(t, number) if i == 0 else t.lo)
+                   for i, t in enumerate(layout)]
+    hand.next_end = 1 + max((int(e[1:]) for e in hand.ends), default=4)
+    hand.turn = int(parts.get("turn", 0))
+    hand.passes = int(parts.get("passes", 0))
+    if "drawn" in parts:
+        hand.drawn = parse_tile(parts["drawn"])
+        if hand.drawn not in hand.tiles[hand.turn]:
+            hand.tiles[hand.turn].append(hand.drawn)
+    everything = [t for h in hand.tiles for t in h] + hand.boneyard + layout
+    if len(set(everything)) != len(everything):
+        raise ValueError(f"a tile appears twice in the position {text!r}")
+    return hand
+
+
+def deck(hands: Sequence[str], boneyard: str = "") -> list[Tile]:
+    """Return a 66-tile deck dealing these tiles (R5), the boneyard starting with `boneyard`.
+
+    Each seat's tiles are padded with plain non-doubles in set order (`0-1`, `0-2`, ...), so
+    padding never opens a hand but may be playable: list a whole hand, or use `game_at`, where
+    a test depends on what a seat cannot play.
+    """
+    k = tiles_per_hand(len(hands))
+    given, bone = [tiles(h) for h in hands], tiles(boneyard)
+    used = {t for h in given for t in h} | set(bone)
+    if len(used) != sum(map(len, given)) + len(bone) or any(len(h) > k for h in given):
+        raise ValueError("a tile is dealt twice, or a seat is given too many")
+    plain = [t for t in TILES if t not in used and not t.is_double and not t.wild_halves]
+    special = [t for t in TILES if t not in used and (t.is_double or t.wild_halves)]
+    out: list[Tile] = []
+    for h in given:
+        out += h + [(plain or special).pop(0) for _ in range(k - len(h))]
+    return out + bone + plain + special
+
+
+def shuffled(seed: int) -> list[Tile]:
+    """Return a uniformly shuffled deck (the randomness the service passes in, R5)."""
+    return random.Random(seed).sample(TILES, len(TILES))
+
+
+def dealt(hands: Sequence[str], boneyard: str = "", *, number: int = 1, rule: str = "draw",
+          shuffler: int = 0) -> Hand:
+    """Return the hand `Hand.deal` makes of `deck(hands, boneyard)`."""
+    return Hand.deal(number, rule, deck(hands, boneyard), shuffler, len(hands))
+
+
+Shuffle = Callable[[int], Sequence[Tile]]
+
+
+@dataclass
+class Match:
+    """A real game state, its events so far and the shuffle that deals later hands."""
+
+    state: GameState
+    events: list[ev.Event]
+    shuffle: Shuffle
+    new: list[ev.Event] = field(default_factory=list)
+
+    @property
+    def hand(self) -> Hand:
+        """The hand in play."""
+        assert self.state.hand is not None
+        return self.state.hand
+
+    def play(self, seat: int, *moves: str) -> list[ev.Event]:
+        """Make each move for `seat` through `make_move`; return the events of the last."""
+        for text in moves:
+            self.new = make_move(self.state, seat, move(text), self.shuffle, AT)
+            self.events += self.new
+        return self.new
+
+    def legal(self, seat: int) -> list[str]:
+        """The seat's legal moves in text form."""
+        return legal(self.hand, seat)
+
+    def types(self) -> list[str]:
+        """The types of the events the last move recorded."""
+        return [e["type"] for e in self.new]
+
+
+def refused(match: Match, seat: int, text: str) -> IllegalMove:
+    """Return the IllegalMove that `text` raises, checking that nothing was recorded."""
+    version = match.state.version
+    with pytest.raises(IllegalMove) as caught:
+        match.play(seat, text)
+    assert match.state.version == version
+    return caught.value
+
+
+def players(n: int) -> list[dict[str, Any]]:
+    """Return n human players named P0, P1, ..."""
+    return [{"name": f"P{s}", "kind": "human"} for s in range(n)]
+
+
+def _shuffle(first: Sequence[Tile], later: Shuffle | None) -> Shuffle:
+    def shuffle(number: int) -> Sequence[Tile]:
+        if number == 1:
+            return first
+        return later(number) if later else shuffled(number)
+    return shuffle
+
+
+def start(hands: Sequence[str], boneyard: str = "", *, rules: dict[str, Any] | None = None,
+          later: Shuffle | None = None) -> Match:
+    """Create a real game whose first hand deals `deck(hands, boneyard)`."""
+    shuffle = _shuffle(deck(hands, boneyard), later)
+    state, events = create_game(players(len(hands)), dict(rules or RULES), shuffle, AT)
+    return Match(state, list(events), shuffle, list(events))
+
+
+def start_from(first: Sequence[Tile], seats: int, *, rules: dict[str, Any] | None = None,
+               later: Shuffle | None = None) -> Match:
+    """Create a real game whose first hand deals the deck `first`."""
+    shuffle = _shuffle(first, later)
+    state, events = create_game(players(seats), dict(rules or RULES), shuffle, AT)
+    return Match(state, list(events), shuffle, list(events))
+
+
+def game_with(hand: Hand, *, hands: int = 10, totals: Sequence[int] | None = None,
+              later: Shuffle | None = None) -> Match:
+    """Put `hand` inside a real `GameState` (created by a real `game_created` event)."""
+    created = ev.seal({"type": ev.GAME_CREATED, "seat": None,
+                       "data": {"players": players(hand.seats),
+                                "rules": {"hands": hands, "opening": hand.rule}}},
+                      1, AT, ev.GENESIS)
+    state = replay([created])
+    state.hand = hand
+    if totals is not None:
+        state.totals = list(totals)
+    return Match(state, [created], _shuffle(shuffled(0), later))
+
+
+def game_at(text: str, **kwargs: Any) -> Match:
+    """Put the position written `text` inside a real `GameState`."""
+    return game_with(position(text), **kwargs)
+
+
+def play_randomly(match: Match, rng: random.Random, limit: int = 100_000,
+                  each: Callable[[Match], None] | None = None) -> int:
+    """Play random legal moves until the match ends (or `limit` moves); return the count."""
+    count = 0
+    while match.state.status == "playing" and count < limit:
+        seat = match.state.turn
+        assert seat is not None
+        match.play(seat, show(rng.choice(legal_moves(match.hand, seat))))
+        count += 1
+        if each:
+            each(match)
+    return count
