@@ -1,0 +1,148 @@
+"""An in-memory event store with the Redis store's behaviour, for pure unit tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.store.errors import ConcurrencyError, StoreError
+from service.store.protocol import (
+    IDEMPOTENCY_TTL_S,
+    Event,
+    check_creation,
+    check_numbering,
+    dumps,
+    pending_record,
+)
+
+
+@dataclass
+class _Game:
+    events: list[str] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    snapshot: str | None = None
+
+
+class InMemoryEventStore:
+    """A thread-safe EventStore in process memory; values are kept as JSON, like in Redis."""
+
+    def __init__(self, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
+        self._ttl = idempotency_ttl_s
+        self._games: dict[str, _Game] = {}
+        self._keys: dict[str, tuple[str, float]] = {}  # name -> (value, monotonic expiry)
+        self._lock = threading.Lock()
+        self._appended = threading.Condition(self._lock)
+
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists."""
+        check_creation(events)
+        with self._appended:
+            if game_id in self._games:
+                raise StoreError(f"the game {game_id!r} exists")
+            self._games[game_id] = _Game([dumps(e) for e in events], dict(meta))
+            self._appended.notify_all()
+
+    def exists(self, game_id: str) -> bool:
+        """Return whether the game exists."""
+        with self._lock:
+            return game_id in self._games
+
+    def meta(self, game_id: str) -> dict[str, str]:
+        """Return the game's meta (an empty dict for an unknown game)."""
+        with self._lock:
+            return dict(self._game(game_id).meta)
+
+    def append(self, game_id: str, expected_version: int, events: list[Event], *,
+               snapshot: dict[str, Any] | None = None,
+               idempotency: tuple[str, str] | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+        check_numbering(expected_version, events)
+        with self._appended:
+            game = self._games.get(game_id)
+            if game is None:
+                raise StoreError(f"there is no game {game_id!r}")
+            if len(game.events) != expected_version:
+                raise ConcurrencyError(len(game.events))
+            game.events.extend(dumps(e) for e in events)
+            if snapshot is not None:
+                game.snapshot = dumps(snapshot)
+            if idempotency is not None:
+                self._set(*idempotency, self._ttl)
+            self._appended.notify_all()
+
+    def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
+        """Return the events with after < seq <= until (None: to the end), in order."""
+        with self._lock:
+            stop = None if until is None else max(until, 0)
+            return [json.loads(e) for e in self._game(game_id).events[max(after, 0):stop]]
+
+    def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
+        """Return the latest snapshot (or None) and every event after it, consistently."""
+        with self._lock:
+            game = self._game(game_id)
+            snapshot = None if game.snapshot is None else json.loads(game.snapshot)
+            after = 0 if snapshot is None else snapshot["version"]
+            return snapshot, [json.loads(e) for e in game.events[after:]]
+
+    def version(self, game_id: str) -> int:
+        """Return the game's version: its number of events (0 for an unknown game)."""
+        with self._lock:
+            return len(self._game(game_id).events)
+
+    def idempotency_begin(self, key_name: str, body_hash: str,
+                          ttl_pending: int = 30) -> dict[str, Any] | None:
+        """Claim the key as pending and return None, or return the record already there."""
+        with self._lock:
+            record = self._get(key_name)
+            if record is None:
+                self._set(key_name, pending_record(body_hash), ttl_pending)
+                return None
+            stored: dict[str, Any] = json.loads(record)
+            return stored
+
+    def idempotency_finish(self, key_name: str, record_json: str) -> None:
+        """Store the final record of a request that appended nothing."""
+        with self._lock:
+            self._set(key_name, record_json, self._ttl)
+
+    def idempotency_abort(self, key_name: str) -> None:
+        """Release a key that is still pending (a final record is kept)."""
+        with self._lock:
+            record = self._get(key_name)
+            if record is not None and json.loads(record).get("state") == "pending":
+                del self._keys[key_name]
+
+    def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
+        """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
+        with self._appended:
+            self._appended.wait_for(lambda: len(self._game(game_id).events) > after,
+                                    timeout=max(timeout_ms, 0) / 1000)
+            return [json.loads(e) for e in self._game(game_id).events[max(after, 0):]]
+
+    def ping(self) -> bool:
+        """Return whether the store can be reached (always, in memory)."""
+        return True
+
+    def incr_window(self, key: str, window_s: int) -> int:
+        """Count one hit on `key` in a window that starts at its first hit; return the count."""
+        with self._lock:
+            count = int(self._get(key) or 0) + 1
+            expiry = self._keys[key][1] if count > 1 else time.monotonic() + window_s
+            self._keys[key] = (str(count), expiry)
+            return count
+
+    def _game(self, game_id: str) -> _Game:
+        return self._games.get(game_id, _Game())
+
+    def _get(self, name: str) -> str | None:
+        value, expiry = self._keys.get(name, (None, 0.0))
+        if value is not None and expiry <= time.monotonic():
+            del self._keys[name]
+            return None
+        return value
+
+    def _set(self, name: str, value: str, ttl_s: int) -> None:
+        self._keys[name] = (value, time.monotonic() + ttl_s)

@@ -1,0 +1,84 @@
+"""The event store port: one protocol that every adapter implements, and helpers they share."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, Protocol
+
+from service.store.errors import StoreError
+
+Event = dict[str, Any]
+"""`{seq, type, at, seat, data, hash}`, numbered and hashed by the caller."""
+
+IDEMPOTENCY_TTL_S: Final = 24 * 3600
+
+
+class EventStore(Protocol):
+    """An append-only log of events per game, with meta, one snapshot and idempotency records."""
+
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists."""
+
+    def exists(self, game_id: str) -> bool:
+        """Return whether the game exists."""
+
+    def meta(self, game_id: str) -> dict[str, str]:
+        """Return the game's meta (an empty dict for an unknown game)."""
+
+    def append(self, game_id: str, expected_version: int, events: list[Event], *,
+               snapshot: dict[str, Any] | None = None,
+               idempotency: tuple[str, str] | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+
+    def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
+        """Return the events with after < seq <= until (None: to the end), in order."""
+
+    def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
+        """Return the latest snapshot (or None) and every event after it, consistently."""
+
+    def version(self, game_id: str) -> int:
+        """Return the game's version: its number of events (0 for an unknown game)."""
+
+    def idempotency_begin(self, key_name: str, body_hash: str,
+                          ttl_pending: int = 30) -> dict[str, Any] | None:
+        """Claim the key as pending and return None, or return the record already there."""
+
+    def idempotency_finish(self, key_name: str, record_json: str) -> None:
+        """Store the final record of a request that appended nothing."""
+
+    def idempotency_abort(self, key_name: str) -> None:
+        """Release a key that is still pending (a final record is kept)."""
+
+    def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
+        """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
+
+    def ping(self) -> bool:
+        """Return whether the store can be reached."""
+
+    def incr_window(self, key: str, window_s: int) -> int:
+        """Count one hit on `key` in a window that starts at its first hit; return the count."""
+
+
+def dumps(value: Any) -> str:
+    """Return the compact JSON the stores keep."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def pending_record(body_hash: str) -> str:
+    """Return the JSON of a pending idempotency record."""
+    return dumps({"state": "pending", "body_hash": body_hash})
+
+
+def check_numbering(expected_version: int, events: list[Event]) -> None:
+    """Raise StoreError unless the events are numbered expected_version+1, +2, ... in order."""
+    seqs = [event.get("seq") for event in events]
+    wanted = list(range(expected_version + 1, expected_version + 1 + len(events)))
+    if seqs != wanted:
+        raise StoreError(f"events must be numbered {wanted}, not {seqs}")
+
+
+def check_creation(events: list[Event]) -> None:
+    """Raise StoreError unless the events can open a game: at least one, numbered from 1."""
+    if not events:
+        raise StoreError("a game starts with at least one event")
+    check_numbering(0, events)

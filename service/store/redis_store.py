@@ -1,0 +1,229 @@
+"""The Redis event store: one stream per game, appended by a Lua script that checks the version.
+
+Every key of a game carries the hash tag `{<id>}`, so a game lives in one Redis Cluster slot,
+and the scripts take all their keys in KEYS (they never build key names).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from typing import Any, Final, ParamSpec, TypeVar
+
+import redis
+
+from service.store.errors import ConcurrencyError, StoreError, StoreUnavailable
+from service.store.protocol import (
+    IDEMPOTENCY_TTL_S,
+    Event,
+    check_creation,
+    check_numbering,
+    dumps,
+    pending_record,
+)
+
+# KEYS: events, meta. ARGV: meta field count m, m meta fields and values, then id/json pairs.
+CREATE_LUA: Final = """
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+local m = tonumber(ARGV[1])
+for i = 2, m, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+for i = m + 2, #ARGV, 2 do redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1]) end
+return 1
+"""
+
+# KEYS: events, snap[, idem]. ARGV: expected version, snapshot json or '', idem record, idem
+# ttl, then id/json pairs. Returns the version found; it appended iff that is the expected one.
+APPEND_LUA: Final = """
+local n = redis.call('XLEN', KEYS[1])
+if n == 0 or n ~= tonumber(ARGV[1]) then return n end
+for i = 5, #ARGV, 2 do redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1]) end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
+if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4]) end
+return n
+"""
+
+# KEYS: events, snap. Returns {snapshot json or '', the stream entries after the snapshot}.
+LOAD_LUA: Final = """
+local snap = redis.call('GET', KEYS[2])
+local start = '-'
+if snap then start = (cjson.decode(snap)['version'] + 1) .. '-0' end
+return {snap or '', redis.call('XRANGE', KEYS[1], start, '+')}
+"""
+
+# KEYS: idem. ARGV: pending record, ttl. Returns nil once claimed, else the record there.
+BEGIN_LUA: Final = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return false end
+return redis.call('GET', KEYS[1])
+"""
+
+# KEYS: idem. Deletes the record only while it is pending.
+ABORT_LUA: Final = """
+local record = redis.call('GET', KEYS[1])
+if record and cjson.decode(record)['state'] == 'pending' then redis.call('DEL', KEYS[1]) end
+"""
+
+# KEYS: counter. ARGV: window seconds. Returns the count.
+INCR_WINDOW_LUA: Final = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+
+BLOCK_SLICE_MS: Final = 1000  # below redis-py's default 5 s socket timeout
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reachable(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn redis connection errors and timeouts into StoreUnavailable."""
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            raise StoreUnavailable(f"redis: {error}") from error
+    return wrapper
+
+
+def game_key(game_id: str, part: str) -> str:
+    """Return the name of one of a game's keys, hash-tagged by the game id."""
+    return f"game:{{{game_id}}}:{part}"
+
+
+def _keys(game_id: str, *parts: str) -> list[str]:
+    return [game_key(game_id, part) for part in parts]
+
+
+def _entries(events: list[Event]) -> list[str]:
+    return [arg for event in events for arg in (f"{event['seq']}-0", dumps(event))]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisEventStore:
+    """An EventStore over a redis.Redis client (bytes or decoded responses, RESP2 or RESP3)."""
+
+    def __init__(self, client: redis.Redis, *,
+                 idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
+        self.client = client
+        self._ttl = idempotency_ttl_s
+        self._create = client.register_script(CREATE_LUA)
+        self._append = client.register_script(APPEND_LUA)
+        self._load = client.register_script(LOAD_LUA)
+        self._begin = client.register_script(BEGIN_LUA)
+        self._abort = client.register_script(ABORT_LUA)
+        self._incr_window = client.register_script(INCR_WINDOW_LUA)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisEventStore:
+        """Return a store over a new client for `url` (options go to redis.Redis.from_url)."""
+        return cls(redis.Redis.from_url(url, **options))
+
+    @_reachable
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists."""
+        check_creation(events)
+        fields = [text for item in meta.items() for text in item]
+        args: list[str | int] = [len(fields), *fields, *_entries(events)]
+        if not self._create(keys=_keys(game_id, "events", "meta"), args=args):
+            raise StoreError(f"the game {game_id!r} exists")
+
+    @_reachable
+    def exists(self, game_id: str) -> bool:
+        """Return whether the game exists."""
+        return bool(self.client.exists(game_key(game_id, "events")))
+
+    @_reachable
+    def meta(self, game_id: str) -> dict[str, str]:
+        """Return the game's meta (an empty dict for an unknown game)."""
+        stored = self.client.hgetall(game_key(game_id, "meta"))
+        return {_text(name): _text(value) for name, value in stored.items()}
+
+    @_reachable
+    def append(self, game_id: str, expected_version: int, events: list[Event], *,
+               snapshot: dict[str, Any] | None = None,
+               idempotency: tuple[str, str] | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+        check_numbering(expected_version, events)
+        keys = _keys(game_id, "events", "snap")
+        keys += [idempotency[0]] if idempotency else []
+        record = idempotency[1] if idempotency else ""
+        snap = "" if snapshot is None else dumps(snapshot)
+        args: list[str | int] = [expected_version, snap, record, self._ttl, *_entries(events)]
+        found = self._append(keys=keys, args=args)
+        if found == 0:
+            raise StoreError(f"there is no game {game_id!r}")
+        if found != expected_version:
+            raise ConcurrencyError(found)
+
+    @_reachable
+    def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
+        """Return the events with after < seq <= until (None: to the end), in order."""
+        after = max(after, 0)
+        if until is not None and until <= after:
+            return []
+        end = "+" if until is None else f"{until}-0"
+        entries = self.client.xrange(game_key(game_id, "events"), f"{after + 1}-0", end)
+        return [json.loads(value) for _, fields in entries for value in fields.values()]
+
+    @_reachable
+    def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
+        """Return the latest snapshot (or None) and every event after it, in one script."""
+        snap, entries = self._load(keys=_keys(game_id, "events", "snap"))
+        events = [json.loads(fields[1]) for _, fields in entries]
+        return (json.loads(snap) if snap else None), events
+
+    @_reachable
+    def version(self, game_id: str) -> int:
+        """Return the game's version: its number of events (0 for an unknown game)."""
+        return int(self.client.xlen(game_key(game_id, "events")))
+
+    @_reachable
+    def idempotency_begin(self, key_name: str, body_hash: str,
+                          ttl_pending: int = 30) -> dict[str, Any] | None:
+        """Claim the key as pending and return None, or return the record already there."""
+        record = self._begin(keys=[key_name], args=[pending_record(body_hash), ttl_pending])
+        return None if record is None else json.loads(record)
+
+    @_reachable
+    def idempotency_finish(self, key_name: str, record_json: str) -> None:
+        """Store the final record of a request that appended nothing."""
+        self.client.set(key_name, record_json, ex=self._ttl)
+
+    @_reachable
+    def idempotency_abort(self, key_name: str) -> None:
+        """Release a key that is still pending (a final record is kept)."""
+        self._abort(keys=[key_name])
+
+    @_reachable
+    def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
+        """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout.
+
+        Blocks in XREAD slices of at most BLOCK_SLICE_MS, so the client's socket timeout
+        must be longer than that.
+        """
+        deadline = time.monotonic() + timeout_ms / 1000
+        stream = {game_key(game_id, "events"): f"{max(after, 0)}-0"}
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if self.client.xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS))):
+                return self.read(game_id, after)
+            if left_ms <= BLOCK_SLICE_MS:
+                return []
+
+    def ping(self) -> bool:
+        """Return whether the Redis server answers."""
+        try:
+            return bool(self.client.ping())
+        except (redis.ConnectionError, redis.TimeoutError):
+            return False
+
+    @_reachable
+    def incr_window(self, key: str, window_s: int) -> int:
+        """Count one hit on `key` in a window that starts at its first hit; return the count."""
+        return int(self._incr_window(keys=[key], args=[window_s]))

@@ -1,0 +1,36 @@
+"""Shared fixtures. Redis: one real redis-server per session, or the one named by REDIS_URL."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from service.store.server import RedisServer
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Yield the URL of a real Redis: $REDIS_URL if set, else a redis-server started here."""
+    external = os.environ.get("REDIS_URL")
+    if external:
+        yield external
+        return
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: str) -> str:
+    """The URL of the test Redis (the name the API tests use)."""
+    return redis_server
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """Yield a client of the test Redis, its database flushed first."""
+    with redis.Redis.from_url(redis_url) as client:
+        client.flushdb()
+        yield client

@@ -1,0 +1,251 @@
+"""One contract, run against the in-memory store and the Redis store (a real redis-server)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.crc import key_slot
+from redis.retry import Retry
+
+from service.store import (
+    ConcurrencyError,
+    EventStore,
+    InMemoryEventStore,
+    RedisEventStore,
+    StoreError,
+    StoreUnavailable,
+)
+from service.store.server import free_port
+
+IDEM = "game:{g1}:idem:0:k1"
+
+
+def event(seq: int, **data: Any) -> dict[str, Any]:
+    """Return a recorded event numbered `seq` (the store never checks hashes)."""
+    return {"seq": seq, "type": "passed", "at": "2024-05-01T12:00:00Z", "seat": seq % 4,
+            "data": {"n": seq, **data}, "hash": f"{seq:064x}"}
+
+
+def events(first: int, last: int) -> list[dict[str, Any]]:
+    """Return the events numbered first..last."""
+    return [event(seq) for seq in range(first, last + 1)]
+
+
+def seqs(log: list[dict[str, Any]]) -> list[int]:
+    """Return the seq of each event."""
+    return [e["seq"] for e in log]
+
+
+def later(delay_s: float, action: Any) -> threading.Thread:
+    """Start a thread that runs `action` after `delay_s` seconds."""
+    thread = threading.Thread(target=lambda: (time.sleep(delay_s), action()))
+    thread.start()
+    return thread
+
+
+class StoreContract:
+    """What every EventStore does; subclasses provide the `store` fixture."""
+
+    def test_create_makes_a_game_with_its_meta(self, store: EventStore) -> None:
+        assert not store.exists("g1") and store.meta("g1") == {}
+        store.create("g1", events(1, 2), {"seat0": "h0", "seed": "42"})
+        assert store.exists("g1") and not store.exists("g2")
+        assert store.meta("g1") == {"seat0": "h0", "seed": "42"}
+        assert store.version("g1") == 2
+
+    def test_create_refuses_an_existing_game(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {"a": "1"})
+        with pytest.raises(StoreError):
+            store.create("g1", events(1, 1), {"a": "2"})
+        assert store.meta("g1") == {"a": "1"} and store.version("g1") == 2
+
+    @pytest.mark.parametrize("first", [[], [event(2)], [event(1), event(3)]])
+    def test_create_needs_events_numbered_from_one(self, store: EventStore,
+                                                   first: list[dict[str, Any]]) -> None:
+        with pytest.raises(StoreError):
+            store.create("g1", first, {})
+        assert not store.exists("g1")
+
+    def test_append_keeps_events_in_order_and_intact(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        appended = [event(3, name="Zoë", tiles=["5-S", "9-9"]), event(4, nested={"a": [1]})]
+        store.append("g1", 2, appended)
+        assert store.read("g1") == events(1, 2) + appended
+        assert store.version("g1") == 4
+
+    def test_read_pages_with_after_and_until(self, store: EventStore) -> None:
+        store.create("g1", events(1, 5), {})
+        assert seqs(store.read("g1", after=2)) == [3, 4, 5]
+        assert seqs(store.read("g1", 1, 3)) == [2, 3]
+        assert seqs(store.read("g1", until=2)) == [1, 2]
+        assert store.read("g1", after=5) == [] and store.read("g1", 3, 3) == []
+
+    def test_an_unknown_game_is_empty(self, store: EventStore) -> None:
+        assert store.read("nope") == [] and store.version("nope") == 0
+        assert store.load("nope") == (None, [])
+
+    def test_append_at_a_stale_version_raises_with_the_current_one(
+            self, store: EventStore) -> None:
+        store.create("g1", events(1, 3), {})
+        for stale in (2, 4):
+            with pytest.raises(ConcurrencyError) as raised:
+                store.append("g1", stale, events(stale + 1, stale + 1))
+            assert raised.value.current_version == 3
+        assert store.version("g1") == 3
+
+    def test_append_to_an_unknown_game_raises(self, store: EventStore) -> None:
+        with pytest.raises(StoreError):
+            store.append("nope", 0, events(1, 1))
+        assert not store.exists("nope")
+
+    def test_append_refuses_misnumbered_events(self, store: EventStore) -> None:
+        store.create("g1", events(1, 3), {})
+        with pytest.raises(StoreError) as raised:
+            store.append("g1", 3, [event(5)])
+        assert not isinstance(raised.value, ConcurrencyError)
+        assert store.version("g1") == 3
+
+    def test_of_racing_appends_exactly_one_lands(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        start = threading.Barrier(16)
+
+        def race(runner: int) -> int | None:
+            start.wait()
+            try:
+                store.append("g1", 2, [event(3, runner=runner)])
+            except ConcurrencyError as lost:
+                return lost.current_version
+            return None
+
+        with ThreadPoolExecutor(16) as pool:
+            outcomes = list(pool.map(race, range(16)))
+        assert sorted(outcomes, key=str) == [3] * 15 + [None]
+        assert store.read("g1", 2)[0]["data"]["runner"] == outcomes.index(None)
+        assert store.version("g1") == 3
+
+    def test_load_returns_the_latest_snapshot_and_the_events_after_it(
+            self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        assert store.load("g1") == (None, events(1, 2))
+        store.append("g1", 2, events(3, 4), snapshot={"version": 3, "state": {"turn": 1}})
+        assert store.load("g1") == ({"version": 3, "state": {"turn": 1}}, events(4, 4))
+        store.append("g1", 4, events(5, 6), snapshot={"version": 6, "state": {"turn": 2}})
+        store.append("g1", 6, events(7, 7))
+        assert store.load("g1") == ({"version": 6, "state": {"turn": 2}}, events(7, 7))
+
+    def test_idempotency_begin_claims_a_key_once(self, store: EventStore) -> None:
+        assert store.idempotency_begin(IDEM, "h1") is None
+        assert store.idempotency_begin(IDEM, "h2") == {"state": "pending", "body_hash": "h1"}
+
+    def test_idempotency_finish_stores_the_final_record(self, store: EventStore) -> None:
+        store.idempotency_begin(IDEM, "h1")
+        done = {"state": "done", "body_hash": "h1", "problem": {"status": 422}}
+        store.idempotency_finish(IDEM, json.dumps(done))
+        assert store.idempotency_begin(IDEM, "h1") == done
+
+    def test_idempotency_abort_releases_only_a_pending_key(self, store: EventStore) -> None:
+        store.idempotency_begin(IDEM, "h1")
+        store.idempotency_abort(IDEM)
+        assert store.idempotency_begin(IDEM, "h2") is None
+        store.idempotency_finish(IDEM, json.dumps({"state": "done", "body_hash": "h2"}))
+        store.idempotency_abort(IDEM)
+        assert store.idempotency_begin(IDEM, "h3") == {"state": "done", "body_hash": "h2"}
+
+    def test_a_pending_key_expires(self, store: EventStore) -> None:
+        store.idempotency_begin(IDEM, "h1", ttl_pending=1)
+        time.sleep(1.2)
+        assert store.idempotency_begin(IDEM, "h2") is None
+
+    def test_append_sets_the_idempotency_record_in_the_same_step(
+            self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        store.idempotency_begin(IDEM, "h1")
+        done = {"state": "done", "body_hash": "h1", "version": 2}
+        with pytest.raises(ConcurrencyError):
+            store.append("g1", 1, events(2, 2), idempotency=(IDEM, json.dumps(done)))
+        assert store.idempotency_begin(IDEM, "h1") == {"state": "pending", "body_hash": "h1"}
+        store.append("g1", 2, events(3, 3), idempotency=(IDEM, json.dumps(done)))
+        assert store.idempotency_begin(IDEM, "h1") == done
+
+    def test_wait_for_events_returns_events_already_there(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        assert seqs(store.wait_for_events("g1", 0, 5000)) == [1, 2]
+
+    def test_wait_for_events_wakes_on_an_append(self, store: EventStore) -> None:
+        store.create("g1", events(1, 1), {})
+        writer = later(0.1, lambda: store.append("g1", 1, events(2, 3)))
+        assert seqs(store.wait_for_events("g1", 1, 5000)) == [2, 3]
+        writer.join()
+
+    def test_wait_for_events_times_out_empty(self, store: EventStore) -> None:
+        store.create("g1", events(1, 1), {})
+        assert store.wait_for_events("g1", 1, 50) == []
+        assert store.wait_for_events("nope", 0, 50) == []
+
+    def test_incr_window_counts_hits_per_key_within_a_window(self, store: EventStore) -> None:
+        assert [store.incr_window("rl:a", 60) for _ in range(3)] == [1, 2, 3]
+        assert store.incr_window("rl:b", 60) == 1
+        store.incr_window("rl:c", 1)
+        time.sleep(1.2)
+        assert store.incr_window("rl:c", 1) == 1
+
+    def test_ping(self, store: EventStore) -> None:
+        assert store.ping() is True
+
+
+class TestInMemoryStore(StoreContract):
+    @pytest.fixture
+    def store(self) -> InMemoryEventStore:
+        return InMemoryEventStore()
+
+
+class TestRedisStore(StoreContract):
+    @pytest.fixture
+    def store(self, redis_client: redis.Redis) -> RedisEventStore:
+        return RedisEventStore(redis_client)
+
+    def test_a_game_lives_in_one_cluster_slot(self, store: RedisEventStore,
+                                              redis_client: redis.Redis) -> None:
+        store.create("g1", events(1, 1), {"a": "1"})
+        store.append("g1", 1, events(2, 2), snapshot={"version": 2, "state": {}},
+                     idempotency=(IDEM, "{}"))
+        names = sorted(name.decode() for name in redis_client.keys("*"))
+        assert names == sorted([IDEM, "game:{g1}:events", "game:{g1}:meta", "game:{g1}:snap"])
+        assert len({key_slot(name.encode()) for name in names}) == 1
+        assert redis_client.type("game:{g1}:events") == b"stream"
+        assert [entry_id for entry_id, _ in redis_client.xrange("game:{g1}:events")] == [
+            b"1-0", b"2-0"]
+
+    def test_wait_for_events_blocks_across_several_slices(self, store: RedisEventStore) -> None:
+        store.create("g1", events(1, 1), {})
+        writer = later(1.3, lambda: store.append("g1", 1, events(2, 2)))
+        assert seqs(store.wait_for_events("g1", 1, 5000)) == [2]
+        writer.join()
+
+    def test_an_unreachable_server_raises_store_unavailable(self) -> None:
+        store = RedisEventStore.from_url(f"redis://127.0.0.1:{free_port()}/0",
+                                         retry=Retry(NoBackoff(), 0))
+        with store.client:
+            assert store.ping() is False
+            with pytest.raises(StoreUnavailable):
+                store.version("g1")
+            with pytest.raises(StoreUnavailable):
+                store.append("g1", 1, events(2, 2))
+
+
+class TestRedisStoreOverResp3Decoded(StoreContract):
+    """The same contract over a client speaking RESP3 and decoding responses to str."""
+
+    @pytest.fixture
+    def store(self, redis_client: redis.Redis, redis_url: str) -> Iterator[RedisEventStore]:
+        """A store over its own client; asking for redis_client flushes the database."""
+        with redis.Redis.from_url(redis_url, protocol=3, decode_responses=True) as client:
+            yield RedisEventStore(client)
