@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from service.config import Settings
 from service.store.redis_store import RedisEventStore
@@ -28,11 +30,18 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def connect(url: str) -> redis.Redis:
+    """Return a client for `url` that gives up fast when Redis is down (then: 503)."""
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
+                                retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
+
+
 def build(settings: Settings) -> Services:
     """Wire the store, the queue and the clock; nothing connects until first used."""
     if not settings.redis_url:
         raise RuntimeError("REDIS_URL is not set: run `spinner serve`, or point it at a Redis")
-    store = RedisEventStore(redis.Redis.from_url(settings.redis_url))
-    queue_conn = redis.Redis.from_url(settings.queue_redis_url or settings.redis_url)
+    store = RedisEventStore(connect(settings.redis_url),
+                            idempotency_ttl_s=settings.idempotency_ttl_s)
+    queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     return Services(settings, store, queue, Games(store, queue, utc_now))

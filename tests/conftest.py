@@ -13,12 +13,13 @@ from service.store.server import RedisServer
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Yield the URL of a real Redis: $REDIS_URL if set, else a redis-server started here."""
+    """Yield the URL of a real Redis: $REDIS_URL if set, else a redis-server started here
+    (without AOF, for speed: the durability tests start servers of their own)."""
     external = os.environ.get("REDIS_URL")
     if external:
         yield external
         return
-    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+    with RedisServer(tmp_path_factory.mktemp("redis"), appendonly=False) as server:
         yield server.url
 
 

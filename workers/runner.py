@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import redis
 from rq import Queue, SimpleWorker
 
+from service.bootstrap import connect
 from service.config import Settings
 from service.turn_queue import QUEUE_NAME
 
 
 def work(settings: Settings) -> None:
     """Work the AI turn queue until the worker is told to stop."""
-    connection = redis.Redis.from_url(settings.queue_redis_url or settings.redis_url)
+    connection = connect(settings.queue_redis_url or settings.redis_url)
     queue = Queue(QUEUE_NAME, connection=connection)
     SimpleWorker([queue], connection=connection).work(with_scheduler=True)
