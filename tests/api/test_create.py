@@ -1,0 +1,81 @@
+"""POST /v1/games and bad input (API.md "Creating a game", R4, R7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.driver import create
+
+HUMAN = {"name": "Ann", "kind": "human"}
+BOT = {"name": "Bot", "kind": "ai", "level": "greedy"}
+
+
+def test_create_returns_a_token_for_each_human_seat_only(client):
+    answer = client.post("/v1/games", json={"players": [HUMAN, BOT, HUMAN]})
+    assert answer.status_code == 201
+    seats = answer.json["seats"]
+    assert [s["seat"] for s in seats] == [0, 1, 2]
+    assert ["token" in s for s in seats] == [True, False, True]
+    assert seats[0]["token"] != seats[2]["token"]
+    assert answer.json["version"] >= 2  # game_created, hand_started (and any search draws)
+    assert answer.headers["Location"].endswith(answer.json["game_id"])
+
+
+def test_create_fills_in_default_rules_and_level(client):
+    game_id, _ = create(client, seats=2, seed=None)
+    answer = client.post("/v1/games", json={"players": [HUMAN, {"name": "B", "kind": "ai"}]})
+    state = client.get(f"/v1/games/{answer.json['game_id']}").json
+    assert state["rules"] == {"hands": 10, "opening": "draw"}
+    assert state["players"][1]["level"] == "expert"
+    assert client.get(f"/v1/games/{game_id}").json["hand_number"] == 1
+
+
+def test_the_server_keeps_only_token_hashes(client, redis_client):
+    answer = client.post("/v1/games", json={"players": [HUMAN, HUMAN]})
+    tokens = [s["token"] for s in answer.json["seats"]]
+    stored = b"".join(redis_client.dump(k) or b"" for k in redis_client.keys("*"))
+    assert all(t.encode() not in stored and t.split(".")[1].encode() not in stored
+               for t in tokens)
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"players": [HUMAN]}, "players"),  # R4: at least 2
+    ({"players": [HUMAN] * 9}, "players"),  # R4: at most 8
+    ({"players": [{"name": "x" * 65, "kind": "human"}, HUMAN]}, "players.0.name"),
+    ({"players": [{"name": "A", "kind": "robot"}, HUMAN]}, "players.0.kind"),
+    ({"players": [{"name": "A", "kind": "ai", "level": "god"}, HUMAN]}, "players.0.level"),
+    ({"players": [HUMAN, HUMAN], "rules": {"hands": 0}}, "rules.hands"),  # R7
+    ({"players": [HUMAN, HUMAN], "rules": {"hands": 11}}, "rules.hands"),
+    ({"players": [HUMAN, HUMAN], "rules": {"hands": "3"}}, "rules.hands"),
+    ({"players": [HUMAN, HUMAN], "rules": {"opening": "magic"}}, "rules.opening"),
+    ({"players": [HUMAN, HUMAN], "colour": "red"}, "colour"),
+    ({"players": [HUMAN, HUMAN], "seed": 1.5}, "seed"),
+    ({"players": [HUMAN, HUMAN], "seed": True}, "seed"),
+    ({}, "players"),
+])
+def test_bad_creation_requests_get_400_naming_the_field(client, body, field):
+    answer = client.post("/v1/games", json=body)
+    assert answer.status_code == 400
+    assert answer.mimetype == "application/problem+json"
+    assert field in [e["field"] for e in answer.json["errors"]]
+
+
+@pytest.mark.parametrize("data", [b"{not json", b"[1, 2]", b"", b"\xff\xfe"])
+def test_a_body_that_is_not_a_json_object_gets_400(client, data):
+    answer = client.post("/v1/games", data=data, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json["errors"][0]["field"] == "body"
+
+
+def test_a_body_over_64_kib_gets_413(client):
+    answer = client.post("/v1/games", data=b"{" + b" " * 70_000 + b"}",
+                         content_type="application/json")
+    assert answer.status_code == 413
+    assert answer.mimetype == "application/problem+json"
+
+
+def test_unknown_paths_and_methods_are_problems(client):
+    assert client.get("/v1/nowhere").status_code == 404
+    answer = client.delete("/v1/games")
+    assert answer.status_code == 405
+    assert answer.mimetype == "application/problem+json"

@@ -1,0 +1,178 @@
+"""POST /v1/games/{id}/moves: auth, rule errors, If-Match, Idempotency-Key (API.md "Moves")."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tests.api.driver import auth, create
+
+
+@pytest.fixture
+def game(client):
+    """A fresh 2-seat human game: (game_id, tokens, the state seen by the seat to move)."""
+    game_id, tokens = create(client, seats=2, hands=1, seed=7)
+    turn = client.get(f"/v1/games/{game_id}").json["turn"]
+    state = client.get(f"/v1/games/{game_id}", headers=auth(tokens[turn])).json
+    return game_id, tokens, state
+
+
+def _post(client, game_id, token, body, **headers):
+    return client.post(f"/v1/games/{game_id}/moves", json=body,
+                       headers={**auth(token), **headers})
+
+
+def test_R10_the_seat_to_move_opens_with_the_opening_double(client, game):
+    game_id, tokens, state = game
+    move = state["legal_moves"][0]
+    assert move["end"] is None and move["tile"] in (state["opening_double"], "S-S")
+    answer = _post(client, game_id, tokens[state["turn"]], move)
+    assert answer.status_code == 200
+    assert answer.json["version"] == state["version"] + 1
+    assert answer.headers["ETag"] == f'"{answer.json["version"]}"'
+    assert [t["tile"] for t in answer.json["layout"]["tiles"]] == [move["tile"]]
+    assert len(answer.json["layout"]["ends"]) == 4  # R12
+
+
+def test_unknown_game_is_404_before_any_token_check(client):
+    assert client.get("/v1/games/nope").status_code == 404
+    answer = client.post("/v1/games/nope/moves", json={"action": "draw"})
+    assert answer.status_code == 404
+
+
+def test_tokens_401_without_or_with_a_bad_one_and_403_for_another_games(client, game):
+    game_id, tokens, state = game
+    other_id, other_tokens = create(client, seats=2)
+    body = state["legal_moves"][0]
+    assert client.post(f"/v1/games/{game_id}/moves", json=body).status_code == 401
+    assert _post(client, game_id, tokens[0] + "x", body).status_code == 401
+    assert _post(client, game_id, "garbage", body).status_code == 401
+    assert _post(client, game_id, other_tokens[0], body).status_code == 403
+    basic = client.post(f"/v1/games/{game_id}/moves", json=body,
+                        headers={"Authorization": "Basic abc"})
+    assert basic.status_code == 401
+    assert client.get(f"/v1/games/{game_id}", headers=auth("forged")).status_code == 401
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
+
+
+def test_R4_a_move_out_of_turn_is_409(client, game):
+    game_id, tokens, state = game
+    other = 1 - state["turn"]
+    answer = _post(client, game_id, tokens[other], {"action": "draw"})
+    assert answer.status_code == 409
+    assert answer.json["rule"] == "R4"
+
+
+def test_R10_a_move_the_rules_forbid_is_422_with_the_rule_and_legal_moves(client, game):
+    game_id, tokens, state = game
+    not_opener = next(t for t in state["hand"] if t not in (state["opening_double"], "S-S"))
+    answer = _post(client, game_id, tokens[state["turn"]],
+                   {"action": "play", "tile": not_opener, "end": None})
+    assert answer.status_code == 422
+    assert answer.json["rule"] == "R10"
+    assert "R10" in answer.json["detail"]
+    assert answer.json["legal_moves"] == state["legal_moves"]
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
+
+
+def test_R16_a_tile_not_held_is_422(client, game):
+    game_id, tokens, state = game
+    missing = next(t for t in ("0-0", "1-1", "2-2", "3-3") if t not in state["hand"])
+    answer = _post(client, game_id, tokens[state["turn"]],
+                   {"action": "play", "tile": missing, "end": None})
+    assert answer.status_code == 422
+    assert answer.json["rule"] == "R16"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"action": "play", "tile": "9-3", "end": "e1"}, "tile"),  # R2: names 3-9
+    ({"action": "play", "tile": "s-5", "end": "e1"}, "tile"),
+    ({"action": "play", "tile": "10-2", "end": "e1"}, "tile"),
+    ({"action": "play", "tile": "3-9", "end": "e1", "expose": 10}, "expose"),
+    ({"action": "play", "tile": "3-9", "end": "e1", "expose": "3"}, "expose"),
+    ({"action": "play", "end": "e1"}, "tile"),
+    ({"action": "jump"}, "action"),
+    ({"action": "draw", "tile": "3-9"}, "tile"),
+    ({"action": "pass", "why": "tired"}, "why"),
+    ({"tile": "3-9"}, "action"),
+])
+def test_R2_R14_malformed_moves_get_400_naming_the_field(client, game, body, field):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]], body)
+    assert answer.status_code == 400
+    assert field in [e["field"] for e in answer.json["errors"]]
+
+
+def test_R2_a_misspelt_tile_error_names_the_canonical_form(client, game):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]],
+                   {"action": "play", "tile": "9-3", "end": "e1"})
+    assert "3-9" in answer.json["errors"][0]["message"]
+
+
+def test_if_match_with_an_old_version_is_412_with_the_current_version(client, game):
+    game_id, tokens, state = game
+    token = tokens[state["turn"]]
+    stale = f'"{state["version"] - 1}"'
+    answer = _post(client, game_id, token, state["legal_moves"][0], **{"If-Match": stale})
+    assert answer.status_code == 412
+    assert answer.json["version"] == state["version"]
+    fresh = _post(client, game_id, token, state["legal_moves"][0],
+                  **{"If-Match": f'"{state["version"]}"'})
+    assert fresh.status_code == 200
+
+
+def test_idempotency_key_replays_the_first_answer_and_appends_nothing(client, game):
+    game_id, tokens, state = game
+    token, move = tokens[state["turn"]], state["legal_moves"][0]
+    first = _post(client, game_id, token, move, **{"Idempotency-Key": "k1"})
+    again = _post(client, game_id, token, move, **{"Idempotency-Key": "k1"})
+    assert first.status_code == again.status_code == 200
+    assert again.json == first.json
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"] + 1
+    other = _post(client, game_id, token, {"action": "pass"}, **{"Idempotency-Key": "k1"})
+    assert other.status_code == 422
+
+
+def test_idempotency_key_replays_a_first_error_too(client, game):
+    game_id, tokens, state = game
+    token = tokens[state["turn"]]
+    bad = {"action": "pass"}
+    first = _post(client, game_id, token, bad, **{"Idempotency-Key": "k2"})
+    again = _post(client, game_id, token, bad, **{"Idempotency-Key": "k2"})
+    assert first.status_code == again.status_code == 422
+    assert again.json == first.json
+
+
+def test_idempotency_keys_are_scoped_to_the_seat(client, game):
+    game_id, tokens, state = game
+    mover, other = state["turn"], 1 - state["turn"]
+    key = {"Idempotency-Key": "shared"}
+    first = _post(client, game_id, tokens[mover], state["legal_moves"][0], **key)
+    theirs = client.get(f"/v1/games/{game_id}", headers=auth(tokens[other])).json
+    answer = _post(client, game_id, tokens[other], theirs["legal_moves"][0], **key)
+    assert answer.status_code == 200
+    assert answer.json["seat"] == other
+    assert answer.json["version"] > first.json["version"]
+
+
+def test_sixteen_racing_copies_of_one_move_land_exactly_once(client, game):
+    game_id, tokens, state = game
+    token, move, version = tokens[state["turn"]], state["legal_moves"][0], state["version"]
+    statuses: list[int] = []
+    barrier = threading.Barrier(16)
+
+    def send() -> None:
+        barrier.wait()
+        answer = _post(client, game_id, token, move, **{"If-Match": f'"{version}"'})
+        statuses.append(answer.status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200] + [412] * 15
+    events = client.get(f"/v1/games/{game_id}/events").json["events"]
+    assert [e["type"] for e in events].count("tile_played") == 1
