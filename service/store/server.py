@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
@@ -42,10 +43,12 @@ def free_port() -> int:
 class RedisServer:
     """A redis-server on 127.0.0.1 keeping its data (AOF, fsync always) and log in data_dir."""
 
-    def __init__(self, data_dir: Path, port: int = 0, appendonly: bool = True) -> None:
+    def __init__(self, data_dir: Path, port: int = 0, appendonly: bool = True,
+                 extra_args: Sequence[str] = ()) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.appendonly = appendonly
+        self.extra_args = list(extra_args)  # more redis-server options, e.g. cluster mode
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -104,7 +107,8 @@ class RedisServer:
         return [find_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1",
                 "--dir", str(self.data_dir.resolve()),
                 "--appendonly", "yes" if self.appendonly else "no",
-                "--appendfsync", "always", "--save", "", "--daemonize", "no"]
+                "--appendfsync", "always", "--save", "", "--daemonize", "no",
+                *self.extra_args]
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
