@@ -17,6 +17,7 @@ class Settings:
     ai_budget_s: float = 0.3
     ai_job_timeout_s: int = 60
     ai_job_retries: int = 3
+    ai_stuck_after_s: float = 10.0  # a started AI turn this old is presumed lost and re-queued
     stream_keepalive_s: float = 15.0
     max_body_bytes: int = 64 * 1024
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 
 import redis
 from rq import Queue, Retry
@@ -39,12 +40,23 @@ class RqTurnQueue:
                 result_ttl=600, failure_ttl=24 * 3600)
 
     def heal_turn(self, game_id: str, version: int) -> None:
-        """Queue the turn again if its job is gone or has ended without moving the game."""
+        """Queue the turn again if its job is lost, ended, or stuck on a dead worker."""
         try:
             job = Job.fetch(job_id(game_id, version), connection=self.connection)
         except NoSuchJobError:
             self.enqueue_turn(game_id, version)
             return
-        if job.get_status() in DEAD:
+        if self._lost(job):
             job.delete()
             self.enqueue_turn(game_id, version)
+
+    def _lost(self, job: Job) -> bool:
+        """Whether no worker will ever finish `job` (a racing duplicate loses at append)."""
+        status = job.get_status()
+        if status == JobStatus.QUEUED:
+            return self.connection.lpos(self.queue.key, job.id) is None  # the queue was flushed
+        if status == JobStatus.STARTED:
+            started = job.started_at or datetime.now(UTC)
+            age = (datetime.now(UTC) - started.replace(tzinfo=UTC)).total_seconds()
+            return age > self.settings.ai_stuck_after_s  # its worker died mid-turn
+        return status in DEAD

@@ -22,8 +22,8 @@ from service.store.protocol import EventStore
 from service.tokens import new_game_id, new_token, seat_of, token_game, token_hash
 
 RACE_RETRIES = 5
-Chooser = Callable[[GameState, int], Move]
-"""Picks the move for a seat from the state; an AI strategy sees only that seat's view."""
+Chooser = Callable[[GameState, int, list[ev.Event]], Move]
+"""Picks a seat's move from the state and the hand's log; a strategy sees only its view."""
 
 
 class TurnQueue(Protocol):
@@ -154,8 +154,9 @@ class Games:
             return False
         seat = state.turn
         assert seat is not None
+        hand_log = self.store.read(game_id, after=state.hand_seq - 1)
         try:
-            self._commit(game_id, state, seat, choose(state, seat).to_dict(), None)
+            self._commit(game_id, state, seat, choose(state, seat, hand_log).to_dict(), None)
         except ConcurrencyError:
             return False
         return True

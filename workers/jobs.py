@@ -7,6 +7,7 @@ from functools import cache
 
 from service.bootstrap import Services, build
 from service.config import Settings
+from service.game.events import Event
 from service.game.state import GameState
 from service.rules.moves import Move
 from workers.ai import choose_move
@@ -24,8 +25,8 @@ def take_ai_turn(game_id: str, version: int) -> bool:
     budget = services().settings.ai_budget_s
     rng = random.Random(f"{game_id}:{version}")
 
-    def choose(state: GameState, seat: int) -> Move:
+    def choose(state: GameState, seat: int, hand_log: list[Event]) -> Move:
         level = state.players[seat].get("level", "expert")
-        return choose_move(level, seat_view(state, seat), rng, budget)
+        return choose_move(level, seat_view(state, seat, hand_log), rng, budget)
 
     return services().games.ai_turn(game_id, version, choose)

@@ -13,8 +13,8 @@ from service.rules.tiles import BY_TEXT
 class GameState:
     """Everything the log says about one match; built only by `evolve`."""
 
-    __slots__ = ("players", "rules", "version", "last_hash", "hand", "totals", "scores",
-                 "winners", "status")
+    __slots__ = ("players", "rules", "version", "last_hash", "hand", "hand_seq", "totals",
+                 "scores", "winners", "status")
 
     def __init__(self) -> None:
         self.players: list[dict[str, Any]] = []
@@ -22,6 +22,7 @@ class GameState:
         self.version = 0
         self.last_hash = ev.GENESIS
         self.hand: Hand | None = None
+        self.hand_seq = 0  # the seq of the current hand's hand_started event
         self.totals: list[int] = []
         self.scores: list[dict[str, Any]] = []
         self.winners: list[int] = []
@@ -50,6 +51,7 @@ class GameState:
         return {
             "players": self.players, "rules": self.rules, "version": self.version,
             "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
+            "hand_seq": self.hand_seq,
             "totals": list(self.totals), "scores": list(self.scores),
             "winners": list(self.winners), "status": self.status,
         }
@@ -61,6 +63,7 @@ class GameState:
         state.players, state.rules = data["players"], data["rules"]
         state.version, state.last_hash = data["version"], data["last_hash"]
         state.hand = Hand.from_dict(data["hand"]) if data["hand"] else None
+        state.hand_seq = data["hand_seq"]
         state.totals, state.scores = list(data["totals"]), list(data["scores"])
         state.winners, state.status = list(data["winners"]), data["status"]
         return state
@@ -76,6 +79,7 @@ def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> N
     deck = [BY_TEXT[t] for t in data["deck"]]
     state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
                            data["shuffler"], state.seats)
+    state.hand_seq = state.version + 1
 
 
 def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:

@@ -1,0 +1,137 @@
+"""AI turns on real rq workers over a real Redis: they play, never twice, and heal when lost."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from rq import Queue
+from rq.job import Job, JobStatus
+
+from service.api import create_app
+from service.bootstrap import build
+from service.cli import main as spinner
+from service.config import Settings
+from service.rules.turns import legal_moves
+from service.turn_queue import QUEUE_NAME, job_id
+from tests.api.driver import auth, create
+from tests.workers import WorkerProcess
+
+
+def wait_until(check: Callable[[], bool], timeout: float) -> bool:
+    """Poll `check` until it holds or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def worker(redis_url: str, redis_client) -> Iterator[WorkerProcess]:
+    """One real worker with a short AI budget."""
+    process = WorkerProcess(redis_url, ai_budget_s="0.05")
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def client(redis_url: str, redis_client):
+    """A plain test client of the real app (AI budget as the worker's)."""
+    services = build(Settings(redis_url=redis_url, ai_budget_s=0.05))
+    return create_app({"TESTING": True}, services=services).test_client()
+
+
+def test_a_match_of_ai_seats_runs_to_the_end_by_itself_and_verifies(worker, client, tmp_path):
+    game_id, _ = create(client, seats=3, hands=2, seed=21,
+                        ai={0: "greedy", 1: "random", 2: "expert"})
+    finished = wait_until(
+        lambda: client.get(f"/v1/games/{game_id}").json["status"] == "finished", 120)
+    assert finished
+    export = client.get(f"/v1/games/{game_id}/export").json
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export))
+    assert spinner(["verify", str(path)]) == 0
+    assert len(client.get(f"/v1/games/{game_id}").json["scores"]) == 2
+
+
+def test_the_ai_answers_a_human_move(worker, client):
+    game_id, tokens = create(client, seats=2, hands=1, seed=22, ai={1: "greedy"})
+    state = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).json
+    for _ in range(5):  # a few human moves, each answered by the AI seat
+        assert wait_until(lambda: client.get(f"/v1/games/{game_id}").json["turn"] == 0, 20)
+        state = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).json
+        if state["status"] != "playing":
+            break
+        moved = client.post(f"/v1/games/{game_id}/moves", json=state["legal_moves"][0],
+                            headers=auth(tokens[0]))
+        assert moved.status_code == 200
+    log = client.get(f"/v1/games/{game_id}/events").json["events"]
+    assert any(e["seat"] == 1 and e["type"] in ("tile_played", "tile_drawn", "passed")
+               for e in log)
+
+
+def test_one_job_per_ai_turn_and_a_stale_job_does_nothing(client, redis_url, redis_client):
+    services = build(Settings(redis_url=redis_url))
+    game_id, _ = create(client, seats=2, hands=1, seed=23, ai={0: "greedy", 1: "greedy"})
+    version = client.get(f"/v1/games/{game_id}").json["version"]
+    queue = Queue(QUEUE_NAME, connection=redis_client)
+    services.queue.enqueue_turn(game_id, version)
+    services.queue.enqueue_turn(game_id, version)
+    assert queue.job_ids == [job_id(game_id, version)]
+    assert services.games.ai_turn(game_id, version - 1, lambda *_: pytest.fail("stale")) is False
+    assert client.get(f"/v1/games/{game_id}").json["version"] == version
+
+
+def test_a_flushed_ai_turn_is_healed_by_the_next_read(client, redis_url, redis_client):
+    game_id, _ = create(client, seats=2, hands=1, seed=24, ai={0: "greedy", 1: "greedy"})
+    version = client.get(f"/v1/games/{game_id}").json["version"]
+    queue = Queue(QUEUE_NAME, connection=redis_client)
+    queue.empty()
+    assert queue.count == 0
+    client.get(f"/v1/games/{game_id}")  # the read notices the lost turn
+    assert queue.job_ids == [job_id(game_id, version)]
+    worker = WorkerProcess(redis_url, ai_budget_s="0.05")
+    try:
+        assert wait_until(
+            lambda: client.get(f"/v1/games/{game_id}").json["version"] > version, 20)
+    finally:
+        worker.stop()
+
+
+def _game_where_the_ai_must_think(client, games) -> tuple[str, int]:
+    """Create games until the AI seat (1) faces a real choice; return it and its version."""
+    for seed in range(100):
+        game_id, tokens = create(client, seats=2, hands=1, seed=seed, ai={1: "expert"})
+        state = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).json
+        if state["turn"] == 0:
+            client.post(f"/v1/games/{game_id}/moves", json=state["legal_moves"][0],
+                        headers=auth(tokens[0]))
+        game = games.load(game_id)
+        if game.turn == 1 and len(legal_moves(game.hand, 1)) > 1:
+            return game_id, game.version
+    raise AssertionError("no seed gives the AI a choice")
+
+
+def test_an_ai_turn_survives_a_worker_killed_mid_turn(redis_url, redis_client):
+    settings = Settings(redis_url=redis_url, ai_budget_s=30.0, ai_stuck_after_s=3.0)
+    services = build(settings)
+    client = create_app({"TESTING": True}, services=services).test_client()
+    game_id, version = _game_where_the_ai_must_think(client, services.games)
+    thinker = WorkerProcess(redis_url, ai_budget_s="30")  # mid-search when it is killed
+    try:
+        job = Job.fetch(job_id(game_id, version), connection=redis_client)
+        assert wait_until(lambda: job.get_status() == JobStatus.STARTED, 10)
+    finally:
+        thinker.kill()
+    rescuer = WorkerProcess(redis_url, ai_budget_s="0.05")
+    try:
+        started = time.monotonic()
+        assert wait_until(
+            lambda: client.get(f"/v1/games/{game_id}").json["version"] > version, 30)
+        assert time.monotonic() - started < 30
+    finally:
+        rescuer.stop()

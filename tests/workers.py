@@ -1,0 +1,38 @@
+"""Real rq worker processes for tests: `spinner worker` in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+
+class WorkerProcess:
+    """One `spinner worker` process against a Redis URL; stop() or kill() it."""
+
+    def __init__(self, redis_url: str, **settings: str) -> None:
+        env = {**os.environ, "REDIS_URL": redis_url,
+               **{name.upper(): value for name, value in settings.items()}}
+        self.process = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"],
+                                        env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        return self.process.pid
+
+    def stop(self) -> None:
+        """Ask the worker to finish (SIGTERM), then reap it."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the worker, wherever it is."""
+        self.process.kill()
+        self.process.wait(timeout=10)
