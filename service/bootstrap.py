@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.config import Settings
+from service.store.cluster import CLUSTER_SCHEME
 from service.store.redis_store import RedisEventStore
 from service.turn_queue import RqTurnQueue
 from service.usecases import Games
@@ -36,11 +38,24 @@ def connect(url: str) -> redis.Redis:
                                 retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
 
 
+def connect_store(url: str) -> redis.Redis:
+    """Return the store's client: for `redis+cluster://host:port` (any one node) a Redis
+    Cluster client, which connects at once to learn the slot map; else `connect(url)`."""
+    if not url.startswith(CLUSTER_SCHEME):
+        return connect(url)
+    cluster = RedisCluster.from_url("redis://" + url.removeprefix(CLUSTER_SCHEME),
+                                    socket_connect_timeout=2, socket_timeout=10)
+    return cluster  # type: ignore[return-value]  # the store uses the commands both share
+
+
 def build(settings: Settings) -> Services:
-    """Wire the store, the queue and the clock; nothing connects until first used."""
+    """Wire the store, the queue and the clock; nothing connects until first used (but a
+    cluster store's client, which reads the slot map as it is made)."""
     if not settings.redis_url:
         raise RuntimeError("REDIS_URL is not set: run `spinner serve`, or point it at a Redis")
-    store = RedisEventStore(connect(settings.redis_url),
+    if settings.redis_url.startswith(CLUSTER_SCHEME) and not settings.queue_redis_url:
+        raise RuntimeError("a cluster store needs QUEUE_REDIS_URL: rq runs on one plain Redis")
+    store = RedisEventStore(connect_store(settings.redis_url),
                             idempotency_ttl_s=settings.idempotency_ttl_s)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
