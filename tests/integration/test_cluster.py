@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
@@ -39,6 +40,7 @@ from service.store.redis_store import (
 from service.store.server import RedisServer
 from tests.api.driver import auth, create, play_to_end
 
+ROOT = Path(__file__).resolve().parents[2]
 GAMES = 45
 PLAYED = 6
 SCRIPT_COMMANDS = {b"EVAL", b"EVALSHA"}
@@ -176,34 +178,44 @@ def test_an_idempotent_move_lands_once(client: FlaskClient, services: Services,
 
 
 def test_ai_seats_play_through_a_worker_on_the_queue_redis(
-        client: FlaskClient, cluster: LocalCluster, queue_url: str) -> None:
+        client: FlaskClient, cluster: LocalCluster, queue_url: str, tmp_path: Path) -> None:
     env = {**os.environ, "REDIS_URL": cluster.url, "QUEUE_REDIS_URL": queue_url,
            "AI_BUDGET_S": "0.02"}
-    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log_path = tmp_path / "worker.log"
+    with log_path.open("wb") as log:
+        worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env,
+                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         game_id, tokens = create(client, seats=3, hands=1, seed=7,
                                  ai={1: "random", 2: "greedy"})
-        rng, deadline = random.Random(7), time.monotonic() + 40
-        state = client.get(f"/v1/games/{game_id}").json
-        while state["status"] == "playing":
-            assert time.monotonic() < deadline, f"the AI never moved: {state['version']}"
-            if state["turn"] == 0:
-                mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).json
-                answer = client.post(f"/v1/games/{game_id}/moves", headers=auth(tokens[0]),
-                                     json=rng.choice(mine["legal_moves"]))
-                assert answer.status_code == 200, answer.json
-            else:
-                time.sleep(0.02)
-            state = client.get(f"/v1/games/{game_id}").json
-        log = client.get(f"/v1/games/{game_id}/export").json["events"]
-        assert audit(log) is None
-        assert {e["seat"] for e in log if e["type"] == "tile_played"} >= {1, 2}
+        state = play_human_seat(client, game_id, tokens[0], time.monotonic() + 40)
     finally:
         worker.terminate()
-        _, errors = worker.communicate(timeout=15)
-    assert b"Traceback" not in errors, errors.decode()[-2000:]
+        worker.wait(15)
+    worker_log = log_path.read_text()
+    assert state["status"] == "finished", f"stuck at {state['version']}:\n{worker_log[-3000:]}"
+    assert "Traceback" not in worker_log, worker_log[-3000:]
+    log = client.get(f"/v1/games/{game_id}/export").json["events"]
+    assert audit(log) is None
+    assert {e["seat"] for e in log if e["type"] == "tile_played"} >= {1, 2}
     assert not any(k.startswith("rq:") for i in range(3) for k in local_keys(cluster, i))
+
+
+def play_human_seat(client: FlaskClient, game_id: str, token: str,
+                    deadline: float) -> dict[str, Any]:
+    """Play seat 0's turns (the AI seats move through the worker) until the end or deadline."""
+    rng = random.Random(7)
+    state = client.get(f"/v1/games/{game_id}").json
+    while state["status"] == "playing" and time.monotonic() < deadline:
+        if state["turn"] == 0:
+            mine = client.get(f"/v1/games/{game_id}", headers=auth(token)).json
+            answer = client.post(f"/v1/games/{game_id}/moves", headers=auth(token),
+                                 json=rng.choice(mine["legal_moves"]))
+            assert answer.status_code == 200, answer.json
+        else:
+            time.sleep(0.02)
+        state = client.get(f"/v1/games/{game_id}").json
+    return state
 
 
 def test_every_script_call_touches_one_slot_on_its_master(
