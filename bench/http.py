@@ -475,8 +475,84 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+@dataclass
+class Phase:
+    """One measured phase: what the clients saw, its wall time and the servers' CPU time."""
+
+    tally: Tally
+    seconds: float
+    server_cpu_s: float
+    redis_cpu_s: float = 0.0
+
+    @property
+    def per_s(self) -> float:
+        """Requests per second."""
+        return self.tally.requests / self.seconds
+
+    def cpu_ms(self, cpu_s: float) -> float:
+        """CPU milliseconds a request."""
+        return 1000 * cpu_s / max(self.tally.requests, 1)
+
+
+def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+                  log: Path) -> Phase:
+    """The ceiling: the same clients GET the hello-world's / for --hello-seconds."""
+    with gunicorn("bench.hello_app:app", env, args, log) as (port, master):
+        cap = int(args.hello_seconds * 20000)  # requests a thread: a bound never reached
+        servers = [master, *worker_pids(master)]
+        cpu = cpu_seconds(servers)
+        tallies, seconds = run_clients(hammer_hello, [
+            lambda start, n=n: (port, n, start, args.hello_seconds, cap) for n in layout])
+        phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu)
+    print(f"ceiling: {phase.tally.requests} hello-world requests in {seconds:.1f} s = "
+          f"{phase.per_s:.0f} req/s, p50 {percentile(phase.tally.get_ms, .5):.2f} ms, "
+          f"p99 {percentile(phase.tally.get_ms, .99):.2f} ms, errors {phase.tally.errors}; "
+          f"cpu a request: gunicorn {phase.cpu_ms(phase.server_cpu_s):.2f} ms, "
+          f"clients {phase.cpu_ms(phase.tally.cpu_s):.2f} ms")
+    return phase
+
+
+def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+                  work: Path, exports: Path) -> Phase:
+    """The load: a real redis-server and the service under gunicorn; games played to the end."""
+    redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
+    try:
+        game_env = {**env, "REDIS_URL": redis.url}
+        with gunicorn("service.wsgi:app", game_env, args,
+                      work / "gunicorn-api.log") as (port, master):
+            job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
+            spies = start_profilers(master, min(args.max_seconds, 30), work) \
+                if args.profile else []
+            servers, redis_pids = [master, *worker_pids(master)], [redis.pid or 0]
+            cpu = cpu_seconds(servers), cpu_seconds(redis_pids)
+            tallies, seconds = run_clients(play_games, [
+                lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
+                                         job, start, args.max_seconds)
+                for i, n in enumerate(layout)])
+            phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu[0],
+                          cpu_seconds(redis_pids) - cpu[1])
+            for spy in spies:
+                spy.wait(60)
+    finally:
+        redis.stop()
+    load = phase.tally
+    print(f"games: {len(load.finished)}/{args.games} finished, {load.moves} moves, "
+          f"{load.requests} requests in {seconds:.1f} s = {load.moves / seconds:.0f} moves/s, "
+          f"{phase.per_s:.0f} req/s; cpu a request: gunicorn "
+          f"{phase.cpu_ms(phase.server_cpu_s):.2f} ms, redis-server "
+          f"{phase.cpu_ms(phase.redis_cpu_s):.2f} ms, clients {phase.cpu_ms(load.cpu_s):.2f} ms")
+    print(f"latency: move p50 {percentile(load.move_ms, .5):.2f} ms, "
+          f"p99 {percentile(load.move_ms, .99):.2f} ms; state GET "
+          f"p50 {percentile(load.get_ms, .5):.2f} ms, p99 {percentile(load.get_ms, .99):.2f} ms")
+    return phase
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Measure the ceiling, then the game load; print the figures and one JSON line."""
+    """Measure the ceiling, the game load, the ceiling again; print figures and one JSON line.
+
+    The ceiling is measured before and after the load and averaged, so that a machine whose
+    load changes during the run (other jobs on its two cores) skews the ratio less.
+    """
     args = parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="spinner-bench-"))
     exports = work / "exports"
@@ -487,80 +563,44 @@ def main(argv: list[str] | None = None) -> int:
     layout = split(args.clients, args.client_procs)
     print(f"gunicorn: {' '.join(gunicorn_command('APP', 0, args)[3:])}")
     print(f"clients: {args.clients} threads in {len(layout)} processes; "
-          f"{args.games} games of {args.players} players, {args.hands} hand(s)")
+          f"{args.games} games of {args.players} players, {args.hands} hand(s); "
+          f"redis {'without AOF' if args.no_aof else 'AOF, fsync always'}; "
+          f"rate limits {'on' if args.rate_limits else 'off'}")
     try:
-        with gunicorn("bench.hello_app:app", env, args,
-                      work / "gunicorn-hello.log") as (port, master):
-            cap = int(args.hello_seconds * 20000)  # requests a thread, a bound never reached
-            servers = [master, *worker_pids(master)]
-            cpu = cpu_seconds(servers)
-            tallies, seconds = run_clients(hammer_hello, [
-                lambda start, n=n: (port, n, start, args.hello_seconds, cap) for n in layout])
-            hello_cpu = cpu_seconds(servers) - cpu
-        hello = merged(tallies)
-        hello_rps = hello.requests / seconds
-        print(f"ceiling: {hello.requests} hello-world requests in {seconds:.1f} s = "
-              f"{hello_rps:.0f} req/s, p50 {percentile(hello.get_ms, .5):.2f} ms, "
-              f"p99 {percentile(hello.get_ms, .99):.2f} ms, errors {hello.errors}")
-        print(f"  cpu a request: gunicorn {1000 * hello_cpu / hello.requests:.2f} ms, "
-              f"clients {1000 * hello.cpu_s / hello.requests:.2f} ms")
-
-        redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
-        try:
-            game_env = {**env, "REDIS_URL": redis.url}
-            with gunicorn("service.wsgi:app", game_env, args,
-                          work / "gunicorn-api.log") as (port, master):
-                job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
-                spies = start_profilers(master, min(args.max_seconds, 30), work) \
-                    if args.profile else []
-                servers = [master, *worker_pids(master)]
-                cpu = cpu_seconds(servers), cpu_seconds([redis.pid or 0])
-                tallies, seconds = run_clients(play_games, [
-                    lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
-                                             job, start, args.max_seconds)
-                    for i, n in enumerate(layout)])
-                api_cpu = cpu_seconds(servers) - cpu[0]
-                redis_cpu = cpu_seconds([redis.pid or 0]) - cpu[1]
-                for spy in spies:
-                    spy.wait(60)
-        finally:
-            redis.stop()
-        load = merged(tallies)
+        before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
+        game = measure_games(env, args, layout, work, exports)
+        after = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         verified = verify_exports(exports)
         if args.profile:
             report_profile(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    req_rps, moves_rps = load.requests / seconds, load.moves / seconds
+    load, hellos = game.tally, (before, after)
+    hello_rps = sum(h.per_s for h in hellos) / 2
+    hello_cpu_ms = sum(h.cpu_ms(h.server_cpu_s) for h in hellos) / 2
+    errors = load.errors + sum(h.tally.errors for h in hellos)
     figures = {
-        "moves_per_s": round(moves_rps, 1),
+        "moves_per_s": round(load.moves / game.seconds, 1),
         "p50_ms": round(percentile(load.move_ms, .5), 2),
         "p99_ms": round(percentile(load.move_ms, .99), 2),
         "hello_req_per_s": round(hello_rps, 1),
-        "ratio": round(req_rps / hello_rps, 3) if hello_rps else 0.0,
-        "errors": load.errors + hello.errors,
+        "ratio": round(game.per_s / hello_rps, 3),
+        "errors": errors,
         "verified_games": verified,
-        "req_per_s": round(req_rps, 1),
+        "req_per_s": round(game.per_s, 1),
+        "cpu_ratio": round(hello_cpu_ms / game.cpu_ms(game.server_cpu_s), 3),
         "games": args.games,
         "finished_games": len(load.finished),
     }
-    print(f"games: {len(load.finished)}/{args.games} finished, {load.moves} moves, "
-          f"{load.requests} requests in {seconds:.1f} s = {moves_rps:.0f} moves/s, "
-          f"{req_rps:.0f} req/s")
-    per_request = 1000 / max(load.requests, 1)
-    print(f"  cpu a request: gunicorn {api_cpu * per_request:.2f} ms, "
-          f"redis-server {redis_cpu * per_request:.2f} ms, "
-          f"clients {load.cpu_s * per_request:.2f} ms")
-    print(f"latency: move p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms; "
-          f"state GET p50 {percentile(load.get_ms, .5):.2f} ms, "
-          f"p99 {percentile(load.get_ms, .99):.2f} ms")
-    print(f"ratio to the ceiling: {figures['ratio']} (requests/s; moves/s over hello req/s: "
-          f"{moves_rps / hello_rps:.3f})")
-    print(f"errors: {figures['errors']} {load.error_samples[:5] + hello.error_samples[:5]}")
+    print(f"ratio to the ceiling: {figures['ratio']} in requests/s "
+          f"(moves/s over hello req/s: {figures['moves_per_s'] / hello_rps:.3f}); "
+          f"{figures['cpu_ratio']} in server CPU a request")
+    samples = load.error_samples + [e for h in hellos for e in h.tally.error_samples]
+    print(f"errors: {errors} {samples[:8]}")
     print(f"verified: {verified}/{args.games} exports pass `spinner verify`")
     print(json.dumps(figures))
-    return 0 if figures["errors"] == 0 and verified == args.games else 1
+    return 0 if errors == 0 and verified == args.games else 1
 
 
 if __name__ == "__main__":
