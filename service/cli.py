@@ -13,6 +13,8 @@ from pathlib import Path
 
 from service.config import Settings
 
+GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `spinner` command line."""
@@ -60,41 +62,56 @@ def run_worker() -> int:
 
 
 def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
-    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; stop all on Ctrl-C."""
+    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; stop all on Ctrl-C.
+
+    The worker and gunicorn run in process groups of their own: a terminal's Ctrl-C reaches
+    only this process (and redis-server), which stops them gracefully, then Redis.
+    """
     from service.store.server import RedisServer
 
+    data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    redis_server = None
-    if not Settings.from_env().redis_url:
-        redis_server = RedisServer(data_dir / "redis", port=0)
-        redis_server.start()
-        env["REDIS_URL"] = redis_server.url
-        print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
-    children = [
-        subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env),
-        subprocess.Popen([sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
-                          "--worker-class", "gthread", "--threads", "8",
-                          "--workers", str(api_workers), "service.wsgi:app"], env=env),
-    ]
-    print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
+    redis_server = None if Settings.from_env().redis_url else RedisServer(data_dir / "redis")
+    stop = _stop_event()
+    children: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        _supervise(children)
+        if redis_server is not None:
+            env["REDIS_URL"] = redis_server.start().url
+            print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
+        children["worker"] = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
+        children["gunicorn"] = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
+             "--worker-class", "gthread", "--threads", "8", "--workers", str(api_workers),
+             "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
+             "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"],
+            env=env, process_group=0)
+        print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
+        return _supervise(children, stop)
     finally:
-        _stop(children)
+        _stop(list(children.values()))
         if redis_server is not None:
             redis_server.stop()
-    return 0
 
 
-def _supervise(children: list[subprocess.Popen[bytes]]) -> None:
-    """Wait for Ctrl-C or SIGTERM, or for a child to exit."""
+def _stop_event() -> threading.Event:
+    """Return an event that Ctrl-C, SIGTERM or a hang-up sets."""
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
+    return stop
+
+
+def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Event) -> int:
+    """Wait for a stop signal (then 0) or for a child to exit (then 1)."""
     while not stop.wait(0.5):
-        if any(child.poll() is not None for child in children):
-            return
+        for name, child in children.items():
+            if child.poll() is not None:
+                print(f"spinner: the {name} exited ({child.returncode}); stopping",
+                      file=sys.stderr)
+                return 1
+    return 0
 
 
 def _stop(children: list[subprocess.Popen[bytes]]) -> None:
@@ -103,9 +120,10 @@ def _stop(children: list[subprocess.Popen[bytes]]) -> None:
             child.send_signal(signal.SIGTERM)
     for child in children:
         try:
-            child.wait(timeout=15)
+            child.wait(timeout=GRACEFUL_TIMEOUT_S + 5)
         except subprocess.TimeoutExpired:
             child.kill()
+            child.wait()
 
 
 if __name__ == "__main__":

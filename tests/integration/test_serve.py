@@ -1,0 +1,253 @@
+"""`spinner serve` as a user runs it: real redis-server, rq worker and gunicorn processes, HTTP
+on loopback, Ctrl-C, and a restart that finds every game again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from service.api import create_app
+from service.bootstrap import build
+from service.config import Settings
+from service.store.server import free_port
+
+SPINNER = str(Path(sys.executable).parent / "spinner")  # the console script of this install
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 20.0
+AI_TIMEOUT_S = 20.0
+HUMAN, AI = 0, 1
+LOOPBACK_ONLY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def call(method: str, url: str, body: Any = None,
+         token: str | None = None) -> tuple[int, dict[str, str], Any]:
+    """Send one HTTP request; return the status, the headers and the JSON answer."""
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with LOOPBACK_ONLY.open(request, timeout=10) as answer:
+            return answer.status, dict(answer.headers), json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), json.loads(error.read())
+
+
+def process_tree(root: int) -> dict[tuple[int, int], tuple[int, str]]:
+    """Return every process below `root`, from /proc: {(pid, start time): (ppid, command)}."""
+    below: dict[int, list[int]] = defaultdict(list)
+    seen: dict[int, tuple[int, int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            continue  # it ended meanwhile
+        below[int(stat[1])].append(int(entry.name))
+        seen[int(entry.name)] = (int(stat[19]), int(stat[1]), command)
+    tree, todo = {}, [root]
+    while todo:
+        for pid in below[todo.pop()]:
+            started, ppid, command = seen[pid]
+            tree[(pid, started)] = (ppid, command)
+            todo.append(pid)
+    return tree
+
+
+def alive(process: tuple[int, int]) -> bool:
+    """Whether this process (pid, start time) still runs (a zombie does not)."""
+    pid, started = process
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return stat[0] != "Z" and int(stat[19]) == started
+
+
+class Serve:
+    """One `spinner serve --port <free> --data-dir <dir>` process; its output goes to a log."""
+
+    def __init__(self, data_dir: Path, log: Path, environ: dict[str, str], port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+        command = [SPINNER, "serve", "--port", str(port), "--data-dir", str(data_dir)]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(command, env=environ, stdin=subprocess.DEVNULL,
+                                            stdout=out, stderr=subprocess.STDOUT)
+
+    def wait_healthy(self) -> None:
+        """Wait until GET /healthz answers 200."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                if call("GET", f"{self.url}/healthz")[0] == 200:
+                    return
+            except OSError:
+                pass  # not listening yet
+            time.sleep(0.1)
+        pytest.fail(f"spinner serve did not become healthy:\n{self.log.read_text()}")
+
+    def children(self) -> list[str]:
+        """The command lines of the processes serve started itself."""
+        tree = process_tree(self.process.pid).values()
+        return [command for ppid, command in tree if ppid == self.process.pid]
+
+    def ctrl_c(self) -> tuple[int, float]:
+        """Send SIGINT; return serve's exit status and the seconds until every process of
+        its tree had ended."""
+        tree = process_tree(self.process.pid)
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=STOP_TIMEOUT_S)
+        while any(alive(p) for p in tree) and time.monotonic() - start < STOP_TIMEOUT_S:
+            time.sleep(0.05)
+        assert not [tree[p] for p in tree if alive(p)]
+        return self.process.returncode, time.monotonic() - start
+
+    def kill(self) -> None:
+        """End this serve and every process below it, whatever state they are in."""
+        tree = process_tree(self.process.pid)
+        self.process.kill()
+        self.process.wait()
+        for pid, _ in filter(alive, tree):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Any]:
+    """Start `spinner serve` processes (healthy: wait for /healthz); any left running are
+    killed after."""
+    started: list[Serve] = []
+
+    def start(data_dir: Path, environ: dict[str, str], port: int = 0,
+              healthy: bool = True) -> Serve:
+        log = tmp_path / f"serve{len(started)}.log"
+        started.append(Serve(data_dir, log, environ, port or free_port()))
+        if healthy:
+            started[-1].wait_healthy()
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.process.poll() is None:
+            process.kill()
+
+
+def own_redis_env() -> dict[str, str]:
+    """The environment, less any Redis URL, with quick AI turns."""
+    dropped = ("REDIS_URL", "SPINNER_REDIS_URL", "QUEUE_REDIS_URL", "SPINNER_QUEUE_REDIS_URL")
+    return {**{k: v for k, v in os.environ.items() if k not in dropped}, "AI_BUDGET_S": "0.05"}
+
+
+def play_until_the_ai_has_answered(base: str) -> tuple[str, str, int]:
+    """Create a human-vs-AI game; play the human seat until the AI seat has moved and it is
+    the human's turn again. Return the game id, the human's token and the version."""
+    status, _, created = call("POST", f"{base}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bot", "kind": "ai", "level": "random"}],
+        "seed": 7})
+    assert status == 201, created
+    game_id, token = created["game_id"], created["seats"][HUMAN]["token"]
+    human_moves, deadline = 0, time.monotonic() + AI_TIMEOUT_S
+    while time.monotonic() < deadline:
+        _, _, state = call("GET", f"{base}/v1/games/{game_id}", token=token)
+        _, _, log = call("GET", f"{base}/v1/games/{game_id}/events?after={created['version']}",
+                         token=token)
+        ai_moved = any(event["seat"] == AI and event["data"].get("reason") != "search"
+                       for event in log["events"])  # a search draw is the server's (R9)
+        if state["turn"] == HUMAN and ai_moved and human_moves:
+            return game_id, token, state["version"]
+        if state["turn"] == HUMAN:
+            status, _, answer = call("POST", f"{base}/v1/games/{game_id}/moves",
+                                     state["legal_moves"][0], token)
+            assert status == 200, answer
+            human_moves += 1
+        time.sleep(0.05)
+    pytest.fail(f"the AI seat did not move by itself in {AI_TIMEOUT_S} s")
+
+
+def test_serve_plays_stops_cleanly_on_ctrl_c_and_a_restart_keeps_the_game(serve, tmp_path):
+    data_dir = tmp_path / "var"
+    first = serve(data_dir, own_redis_env())
+    game_id, token, version = play_until_the_ai_has_answered(first.url)
+    children = first.children()
+    assert len(children) == 3
+    assert sum("redis-server" in c for c in children) == 1
+    assert sum(c.endswith("-m service.cli worker") for c in children) == 1
+    assert sum("-m gunicorn" in c for c in children) == 1
+    assert (data_dir / "redis" / "appendonly.aof").stat().st_size > 0
+
+    status, seconds = first.ctrl_c()
+    assert status == 0
+    assert seconds < STOP_TIMEOUT_S
+    assert "Traceback" not in first.log.read_text()
+
+    again = serve(data_dir, own_redis_env())
+    status, headers, state = call("GET", f"{again.url}/v1/games/{game_id}", token=token)
+    assert status == 200, state
+    assert (state["version"], headers["ETag"]) == (version, f'"{version}"')
+    assert state["turn"] == HUMAN and state["legal_moves"]
+    assert again.ctrl_c()[0] == 0
+
+
+def test_with_redis_url_serve_uses_that_redis_and_starts_none_of_its_own(
+        serve, tmp_path, redis_url, redis_client):
+    data_dir = tmp_path / "var"
+    running = serve(data_dir, {**own_redis_env(), "REDIS_URL": redis_url})
+    children = running.children()
+    assert not [c for c in children if "redis-server" in c]
+    assert sum("-m gunicorn" in c for c in children) == 1
+    assert sum(c.endswith("-m service.cli worker") for c in children) == 1
+    assert not (data_dir / "redis").exists()
+
+    status, _, created = call("POST", f"{running.url}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bob", "kind": "human"}]})
+    assert status == 201, created
+    assert redis_client.exists(f"game:{{{created['game_id']}}}:events")
+    assert running.ctrl_c()[0] == 0
+
+
+def test_serve_stops_everything_when_a_child_dies(serve, tmp_path):
+    with socket.socket() as squatter:  # gunicorn cannot bind the port, gives up and exits
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        running = serve(tmp_path / "var", own_redis_env(), squatter.getsockname()[1],
+                        healthy=False)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while len(running.children()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # redis-server, the worker and gunicorn, still trying to bind
+        tree = process_tree(running.process.pid)
+        assert len(tree) >= 3
+        assert running.process.wait(timeout=STOP_TIMEOUT_S) == 1
+    assert "the gunicorn exited" in running.log.read_text()
+    assert not [command for p, (_, command) in tree.items() if alive(p)]
+
+
+def test_healthz_answers_503_problem_json_when_redis_is_down():
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    client = create_app(services=build(Settings(redis_url=closed))).test_client()
+    answer = client.get("/healthz")
+    assert answer.status_code == 503
+    assert answer.mimetype == "application/problem+json"
+    assert answer.json["status"] == 503
+    with redis.Redis.from_url(closed, socket_connect_timeout=1) as probe, \
+            pytest.raises(redis.ConnectionError):
+        probe.ping()  # nothing was listening: the 503 is about Redis, not the app
