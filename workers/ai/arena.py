@@ -1,0 +1,48 @@
+"""Self-play through the real commands: each seat's player sees only its own view."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from service.game import events as ev
+from service.game.commands import create_game, make_move
+from service.game.state import GameState
+from service.rules.moves import Move
+from service.rules.tiles import TILES, Tile
+from workers.ai.seat_view import SeatView, seat_view
+
+AT = "2024-01-01T00:00:00Z"
+Player = Callable[[SeatView, random.Random], Move]
+
+
+def deck_source(seed: object) -> Callable[[int], Sequence[Tile]]:
+    """Return a shuffle that deals the same deck for the same seed and hand number."""
+    def shuffle(hand_number: int) -> list[Tile]:
+        deck = list(TILES)
+        random.Random(f"{seed}:{hand_number}").shuffle(deck)
+        return deck
+    return shuffle
+
+
+def play_match(players: Sequence[Player], rules: dict[str, Any], seed: object,
+               rng: random.Random) -> tuple[GameState, list[ev.Event]]:
+    """Play a match, asking each seat's player for its moves; return the state and the log."""
+    shuffle = deck_source(seed)
+    seats = [{"name": f"AI{s}", "kind": "ai"} for s in range(len(players))]
+    state, log = create_game(seats, rules, shuffle, AT)
+    while state.status == "playing":
+        seat = state.turn
+        assert seat is not None
+        move = players[seat](seat_view(state, seat, _hand_log(log)), rng)
+        log += make_move(state, seat, move, shuffle, AT)
+    return state, log
+
+
+def _hand_log(log: list[ev.Event]) -> list[ev.Event]:
+    """The events of the hand in play (from its `hand_started`)."""
+    for i in range(len(log) - 1, -1, -1):
+        if log[i]["type"] == ev.HAND_STARTED:
+            return log[i:]
+    return log
