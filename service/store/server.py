@@ -74,8 +74,9 @@ class RedisServer:
         command = self._command()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("ab")
-        self._process = subprocess.Popen(command, stdout=self._log,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._process = subprocess.Popen(  # own process group: a terminal's Ctrl-C spares it
+            command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            process_group=0)
         self._wait_until_ready()
         return self
 
