@@ -1,0 +1,364 @@
+"""openapi.yaml: a valid OpenAPI 3.1 document, in step with the app's routes and marshmallow
+schemas, and a response checker (tests/api/contract.py) that catches what breaks it.
+
+Nothing here needs Redis: the routes are read from an app built with stand-in services that
+no request ever reaches, and the checker is fed hand-made Flask responses."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from flask import Flask, Response
+from marshmallow import Schema
+from openapi_spec_validator import validate
+
+from service import problems
+from service.api import create_app, schemas
+from service.config import Settings
+from tests.api.contract import (
+    SPEC_PATH,
+    ContractClient,
+    ContractViolation,
+    assert_fits_schema,
+    check_response,
+    spec_dict,
+)
+
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+IMPLICIT = {"HEAD", "OPTIONS"}  # Flask answers these for every route on its own
+NOT_API = {"static"}  # Flask's static route: not part of the API (see the report)
+REQUEST_ID = {"X-Request-ID": "test-1"}
+
+
+# The document ------------------------------------------------------------
+
+def test_the_spec_is_valid_openapi_3_1() -> None:
+    spec = spec_dict()
+    validate(spec)
+    assert spec["openapi"] == "3.1.0"
+    assert spec["servers"] == [{"url": "/"}]
+    assert spec["components"]["securitySchemes"]["bearerAuth"] == {
+        **spec["components"]["securitySchemes"]["bearerAuth"], "type": "http", "scheme": "bearer"}
+
+
+def test_a_broken_spec_is_refused_by_the_validator() -> None:
+    """The validator does find errors: one bad $ref is enough."""
+    broken = json.loads(json.dumps(spec_dict()))
+    broken["paths"]["/healthz"]["get"]["responses"]["200"]["content"]["application/json"][
+        "schema"] = {"$ref": "#/components/schemas/NoSuchSchema"}
+    with pytest.raises(Exception, match="NoSuchSchema"):
+        validate(broken)
+
+
+def flask_routes(app: Flask) -> set[tuple[str, str]]:
+    """Return every (METHOD, /path/{param}) the app routes, but HEAD, OPTIONS and static."""
+    return {(method, re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule))
+            for rule in app.url_map.iter_rules() if rule.endpoint not in NOT_API
+            for method in (rule.methods or set()) - IMPLICIT}
+
+
+def spec_routes() -> set[tuple[str, str]]:
+    """Return every (METHOD, path) that openapi.yaml describes."""
+    return {(method.upper(), path) for path, item in spec_dict()["paths"].items()
+            for method in item if method in HTTP_METHODS}
+
+
+@pytest.fixture(scope="module")
+def routed_app() -> Flask:
+    """The real app factory with stand-in services: only its url_map is read."""
+    services = SimpleNamespace(settings=Settings(cors_origins="https://example.test"),
+                               store=None, queue=None, games=None)
+    return create_app({"TESTING": True}, services=services)  # type: ignore[arg-type]
+
+
+def test_every_route_is_in_the_spec_and_every_spec_path_is_routed(routed_app: Flask) -> None:
+    routes, documented = flask_routes(routed_app), spec_routes()
+    assert routes - documented == set(), "routes the spec does not describe"
+    assert documented - routes == set(), "paths in the spec that the app does not route"
+    assert ("POST", "/v1/games/{game_id}/moves") in routes  # the comparison sees real routes
+
+
+def test_path_parameters_are_declared_for_every_templated_path() -> None:
+    for path, item in spec_dict()["paths"].items():
+        declared = {_resolve(p)["name"] for p in item.get("parameters", [])
+                    if _resolve(p)["in"] == "path"}
+        assert declared == set(re.findall(r"\{(\w+)\}", path)), path
+
+
+def test_every_error_answer_is_problem_json_and_every_answer_has_a_request_id() -> None:
+    for path, item in spec_dict()["paths"].items():
+        for method, operation in item.items():
+            if method not in HTTP_METHODS:
+                continue
+            assert "500" in operation["responses"], (method, path)
+            for status, response in operation["responses"].items():
+                response = _resolve(response)
+                assert "X-Request-ID" in response.get("headers", {}), (method, path, status)
+                if int(status) >= 400:
+                    assert list(response["content"]) == ["application/problem+json"], \
+                        (method, path, status)
+
+
+def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
+    """Each `*Problem` schema's type and status are a service.problems class's (or, for 405
+    and 413, werkzeug's as errors.py renders them), so a renamed slug breaks this test."""
+    raised = {(f"/problems/{cls.slug}", cls.status) for cls in vars(problems).values()
+              if isinstance(cls, type) and issubclass(cls, problems.Problem)}
+    raised |= {("/problems/method-not-allowed", 405), ("/problems/request-entity-too-large", 413)}
+    documented = {(s["properties"]["type"]["const"], s["properties"]["status"]["const"])
+                  for name, s in spec_dict()["components"]["schemas"].items()
+                  if name.endswith("Problem") and name != "Problem"}
+    assert len(documented) == 11
+    assert documented <= raised
+
+
+# The spec mirrors the marshmallow schemas ---------------------------------
+
+MIRRORS = {
+    schemas.CreateGameIn: "CreateGameRequest", schemas.PlayerIn: "PlayerRequest",
+    schemas.RulesIn: "RulesRequest", schemas.MoveIn: "MoveRequest",
+    schemas.CreatedOut: "Created", schemas.SeatOut: "CreatedSeat", schemas.StateOut: "State",
+    schemas.RulesOut: "Rules", schemas.PlayerOut: "Player", schemas.LayoutOut: "Layout",
+    schemas.PlacedTileOut: "PlacedTile", schemas.EndOut: "End",
+    schemas.HandScoreOut: "HandScore", schemas.MoveOut: "Move", schemas.EventOut: "Event",
+    schemas.EventsOut: "Events", schemas.ExportOut: "Export", schemas.ProblemOut: "Problem",
+    schemas.FieldErrorOut: "FieldError", schemas.HealthOut: "Health",
+}
+
+
+def test_every_marshmallow_schema_has_its_mirror_in_the_spec() -> None:
+    defined = {cls for cls in vars(schemas).values()
+               if isinstance(cls, type) and issubclass(cls, Schema) and cls is not Schema}
+    assert defined == set(MIRRORS)
+
+
+@pytest.mark.parametrize(("marshmallow", "name"), MIRRORS.items(),
+                         ids=[n for n in MIRRORS.values()])
+def test_the_spec_schema_has_the_same_fields(marshmallow: type[Schema], name: str) -> None:
+    component = spec_dict()["components"]["schemas"][name]
+    fields = marshmallow().fields
+    assert set(component["properties"]) == set(fields)
+    assert component.get("additionalProperties") is False  # marshmallow refuses/drops others
+    if name.endswith("Request"):  # a request schema: the same fields are required
+        assert set(component.get("required", [])) == {k for k, f in fields.items() if f.required}
+
+
+# The checker: check_response on hand-made answers ------------------------
+
+def answer(body: Any, status: int, mimetype: str = "application/json",
+           headers: dict[str, str] | None = None) -> Response:
+    """A hand-made answer, with the request id every answer carries."""
+    data = body if isinstance(body, str | bytes) else json.dumps(body)
+    return Response(data, status, headers={**REQUEST_ID, **(headers or {})}, mimetype=mimetype)
+
+
+def problem(status: int, slug: str, **extra: Any) -> Response:
+    body = {"type": f"/problems/{slug}", "title": "t", "status": status, "detail": "d", **extra}
+    return answer(body, status, "application/problem+json")
+
+
+PLAYERS = [{"seat": 0, "name": "Ann", "kind": "human", "tile_count": 14, "total": 0},
+           {"seat": 1, "name": "Bot", "kind": "ai", "level": "expert", "tile_count": 14,
+            "total": 0}]
+STATE = {"game_id": "abc", "version": 2, "status": "playing",
+         "rules": {"hands": 10, "opening": "draw"}, "hand_number": 1, "opening_double": "9-9",
+         "turn": 0, "boneyard_count": 38, "layout": {"tiles": [], "ends": []},
+         "obligations": [], "players": PLAYERS, "scores": [], "winners": [], "seat": 0,
+         "hand": ["9-9", "0-S"], "legal_moves": [{"action": "play", "tile": "9-9", "end": None,
+                                                  "expose": 9}]}
+HAND_STARTED = {"seq": 2, "type": "hand_started", "at": "2024-05-01T12:00:00.000Z",
+                "seat": None, "data": {"hand_number": 1, "opening_double": "9-9",
+                                       "shuffler": 0, "hands": [["9-9"], None]}}
+
+
+def test_a_valid_problem_passes() -> None:
+    check_response("GET", "/v1/games/{game_id}", problem(404, "not-found"))
+    check_response("GET", "/v1/games/abc/events?after=x",
+                   problem(400, "invalid-request", errors=[{"field": "after", "message": "m"}]))
+    check_response("POST", "/v1/games/abc/moves",
+                   problem(422, "illegal-move", rule="R16", legal_moves=[{"action": "draw"}]))
+
+
+@pytest.mark.parametrize(("method", "path", "response", "why"), [
+    ("GET", "/v1/games/abc", answer({"type": "/problems/not-found", "title": "t",
+                                     "status": "404", "detail": "d"}, 404,
+                                    "application/problem+json"), "status as a string"),
+    ("GET", "/v1/games/abc", answer({"type": "/problems/not-found", "title": "t",
+                                     "status": 404}, 404, "application/problem+json"),
+     "no detail"),
+    ("GET", "/v1/games/abc", answer({"type": "/problems/not-found", "title": "t",
+                                     "status": 404, "detail": "d"}, 404),
+     "application/json, not problem+json"),
+    ("GET", "/v1/games/abc", problem(404, "not-found", stack="Traceback ..."),
+     "a field the spec does not have"),
+    ("GET", "/v1/games/abc", problem(409, "conflict"), "409 is not an answer of GET"),
+    ("GET", "/v1/games/abc", problem(404, "forbidden"), "the wrong type for a 404"),
+    ("GET", "/v1/games/abc/events", problem(400, "invalid-request"), "a 400 without errors"),
+    ("POST", "/v1/games/abc/moves", problem(412, "version-mismatch"), "a 412 without version"),
+    ("POST", "/v1/games/abc/moves", problem(422, "illegal-move", rule="R16"),
+     "a 422 without legal_moves"),
+    ("POST", "/v1/games", problem(429, "rate-limited"), "no 429: nothing limits the rate"),
+    ("POST", "/v1/games", problem(503, "store-unavailable"), "a 503 without Retry-After"),
+    ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={
+        **REQUEST_ID}, mimetype="application/json"), "a state without ETag"),
+    ("GET", "/v1/games/abc", answer(STATE, 200, headers={"ETag": "2"}), "an unquoted ETag"),
+    ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={"ETag": '"2"'},
+                                      mimetype="application/json"), "no X-Request-ID"),
+    ("GET", "/v1/games/abc", answer({**STATE, "deck": ["0-0"]}, 200, headers={"ETag": '"2"'}),
+     "a hidden field leaks into the state"),
+    ("GET", "/v1/games/abc", answer({**STATE, "hand": ["S-5"]}, 200, headers={"ETag": '"2"'}),
+     "a tile against R2"),
+    ("GET", "/v1/games/abc", answer({**STATE, "legal_moves": [{"action": "play",
+                                                                "tile": "9-9"}]},
+                                    200, headers={"ETag": '"2"'}), "a legal play with no expose"),
+    ("GET", "/v1/games/abc", answer({**STATE, "players": [{**PLAYERS[1], "level": None}]}, 200,
+                                    headers={"ETag": '"2"'}), "an AI seat without a level"),
+    ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "hash": "0" * 64}]},
+                                           200), "an event with its hash but without its deck"),
+    ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "seq": 0}]}, 200),
+     "seq counts from 1"),
+    ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "data": {}}]}, 200),
+     "hand_started data without hand_number"),
+    ("GET", "/v1/games/abc/export", answer({"game_id": "abc", "events": [HAND_STARTED]}, 200),
+     "an export event without its hash"),
+    ("POST", "/v1/games", answer({"game_id": "g", "version": 2, "seats": [
+        {"seat": 0, "name": "Ann", "kind": "human"}]}, 201, headers={"Location": "/v1/games/g"}),
+     "a human seat created without a token"),
+    ("POST", "/v1/games", answer({"game_id": "g", "version": 2, "seats": []}, 201),
+     "a creation without Location"),
+    ("GET", "/healthz", answer({"status": "ok"}, 200), "health without store"),
+    ("GET", "/v1/nowhere", answer({"ok": True}, 200), "an unknown path that answers 200"),
+    ("DELETE", "/v1/games", problem(405, "method-not-allowed"), "a 405 without Allow"),
+    ("DELETE", "/v1/games", problem(404, "not-found"), "an unknown method that answers 404"),
+])
+def test_a_mismatch_fails(method: str, path: str, response: Response, why: str) -> None:
+    with pytest.raises(ContractViolation):
+        check_response(method, path, response)
+
+
+def test_good_answers_of_each_kind_pass() -> None:
+    etag = {"ETag": '"2"'}
+    check_response("GET", "/v1/games/abc", answer(STATE, 200, headers=etag))
+    spectator = {k: v for k, v in STATE.items() if k not in ("seat", "hand", "legal_moves")}
+    check_response("GET", "/v1/games/abc?x=1", answer(spectator, 200, headers=etag))
+    first = {**spectator, "version": 1, "hand_number": None, "opening_double": None,
+             "turn": None, "boneyard_count": 0}
+    check_response("GET", "/v1/games/abc/state?version=1", answer(first, 200, headers={
+        "ETag": '"1"'}))
+    check_response("GET", "/v1/games/abc/events", answer({"events": [HAND_STARTED]}, 200))
+    full = {**HAND_STARTED, "hash": "a" * 64,
+            "data": {**HAND_STARTED["data"], "deck": ["0-0"] * 66, "hands": [["9-9"], ["0-0"]]}}
+    check_response("GET", "/v1/games/abc/export", answer({"game_id": "abc", "events": [full]},
+                                                         200))
+    check_response("POST", "/v1/games", answer({"game_id": "g", "version": 2, "seats": [
+        {"seat": 0, "name": "Ann", "kind": "human", "token": "g.t"},
+        {"seat": 1, "name": "Bot", "kind": "ai", "level": "greedy"}]}, 201,
+        headers={"Location": "/v1/games/g"}),
+        request_body={"players": [{"name": "Ann", "kind": "human"},
+                                  {"name": "Bot", "kind": "ai", "level": "greedy"}]})
+    unavailable = problem(503, "store-unavailable")
+    unavailable.headers["Retry-After"] = "1"
+    check_response("POST", "http://localhost/v1/games", unavailable)
+    check_response("GET", "/healthz", answer({"status": "ok", "store": "reachable"}, 200))
+    check_response("GET", "/metrics", answer("# HELP x\n", 200, "text/plain"))
+    not_allowed = problem(405, "method-not-allowed")
+    not_allowed.headers["Allow"] = "POST, OPTIONS"
+    check_response("DELETE", "/v1/games", not_allowed)
+    check_response("GET", "/v1/nowhere", problem(404, "not-found"))
+
+
+def test_a_2xx_to_a_body_the_spec_refuses_fails() -> None:
+    created = answer({"game_id": "g", "version": 2, "seats": []}, 201,
+                     headers={"Location": "/v1/games/g"})
+    check_response("POST", "/v1/games", created, request_body={
+        "players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]})
+    with pytest.raises(ContractViolation, match="refuses the request body"):
+        check_response("POST", "/v1/games", created, request_body={"players": []})
+    with pytest.raises(ContractViolation, match="refuses the request body"):
+        check_response("POST", "/v1/games/abc/moves", answer(STATE, 200, headers={
+            "ETag": '"2"'}), request_body={"action": "draw", "tile": "0-0"})
+
+
+def endless() -> Iterator[bytes]:
+    yield b"retry: 2000\n\n"
+    raise AssertionError("the checker read an event stream's body")
+
+
+def test_an_event_stream_is_checked_by_status_and_headers_without_reading_it() -> None:
+    headers = {**REQUEST_ID, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    check_response("GET", "/v1/games/abc/stream",
+                   Response(endless(), 200, headers=headers, mimetype="text/event-stream"))
+    with pytest.raises(ContractViolation):  # the proxy would buffer it
+        check_response("GET", "/v1/games/abc/stream", Response(
+            endless(), 200, headers=REQUEST_ID, mimetype="text/event-stream"))
+    with pytest.raises(ContractViolation):  # an event stream where JSON is documented
+        check_response("GET", "/v1/games/abc/events",
+                       Response(endless(), 200, headers=headers, mimetype="text/event-stream"))
+
+
+def test_assert_fits_schema_checks_one_component() -> None:
+    assert_fits_schema({"action": "pass"}, "Move")
+    with pytest.raises(ContractViolation, match="not a Move"):
+        assert_fits_schema({"action": "pass", "tile": "0-0"}, "Move")
+
+
+# The checker: ContractClient checks every answer -------------------------
+
+@pytest.fixture
+def canned() -> Flask:
+    """A stand-in app at the spec's paths whose answers the tests choose: it exercises the
+    ContractClient, never the service."""
+    app = Flask("canned", static_folder=None)
+    replies: dict[str, Response] = {}
+    app.config["replies"] = replies
+
+    @app.get("/v1/games/<game_id>")
+    def game(game_id: str) -> Response:
+        return replies["game"]
+
+    @app.post("/v1/games/<game_id>/moves")
+    def move(game_id: str) -> Response:
+        return replies["move"]
+
+    @app.after_request
+    def request_id(response: Response) -> Response:
+        response.headers.setdefault("X-Request-ID", "canned")
+        return response
+
+    return app
+
+
+def test_the_contract_client_checks_every_answer(canned: Flask) -> None:
+    client = ContractClient(canned.test_client())
+    replies = canned.config["replies"]
+    replies["game"] = answer(STATE, 200, headers={"ETag": '"2"'})
+    assert client.get("/v1/games/abc").json["version"] == 2
+    assert client.head("/v1/games/abc").status_code == 200
+    assert client.options("/v1/games/abc").status_code == 200
+    replies["game"] = answer({**STATE, "turn": "0"}, 200, headers={"ETag": '"2"'})
+    with pytest.raises(ContractViolation, match="turn"):
+        client.get("/v1/games/abc")
+    with pytest.raises(ContractViolation, match="405"):  # Flask's own 405 is HTML here
+        client.delete("/v1/games/abc")
+    replies["move"] = answer(STATE, 200, headers={"ETag": '"3"'})
+    assert client.post("/v1/games/abc/moves", json={"action": "draw"}).status_code == 200
+    with pytest.raises(ContractViolation, match="refuses the request body"):
+        client.post("/v1/games/abc/moves", json={"action": "jump"})
+    with client as inside, pytest.raises(ContractViolation):  # still checked inside `with`
+        inside.get("/v1/games/abc")
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        kind, name = node["$ref"].split("/")[-2:]
+        node = spec_dict()["components"][kind][name]
+    return node
+
+
+def test_the_spec_file_is_at_the_project_root() -> None:
+    assert SPEC_PATH.name == "openapi.yaml" and (SPEC_PATH.parent / "pyproject.toml").exists()
