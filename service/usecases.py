@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from service import problems
+from service import metrics, problems
 from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
@@ -95,11 +95,12 @@ class Games:
 
     def load(self, game_id: str) -> GameState:
         """Rebuild the game's state: its latest snapshot, then the events after it."""
-        snapshot, events = self.store.load(game_id)
-        if snapshot is None and not events:
-            raise problems.NotFound(f"there is no game {game_id!r}")
-        state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
-        return replay(events, state)
+        with metrics.REPLAY_SECONDS.time():
+            snapshot, events = self.store.load(game_id)
+            if snapshot is None and not events:
+                raise problems.NotFound(f"there is no game {game_id!r}")
+            state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
+            return replay(events, state)
 
     def current_view(self, game_id: str, seat: int | None) -> dict[str, Any]:
         """Return the state as `seat` sees it, re-queueing a lost AI turn on the way."""
@@ -158,6 +159,7 @@ class Games:
         try:
             self._commit(game_id, state, seat, choose(state, seat, hand_log).to_dict(), None)
         except ConcurrencyError:
+            metrics.APPEND_CONFLICTS.inc()
             return False
         return True
 
@@ -171,6 +173,7 @@ class Games:
             try:
                 self._commit(game_id, state, seat, body, idem)
             except ConcurrencyError as race:
+                metrics.APPEND_CONFLICTS.inc()
                 if if_match is not None:
                     raise problems.PreconditionFailed(
                         "another move landed first", version=race.current_version) from race

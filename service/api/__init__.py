@@ -6,20 +6,24 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import errors, games, health, stream
+from service import logs
+from service.api import cors, errors, games, health, observability, stream
 from service.bootstrap import Services, build
 from service.config import Settings
 
 
 def create_app(config: dict[str, Any] | None = None, services: Services | None = None) -> Flask:
     """Build the app; `services` defaults to `bootstrap.build(Settings.from_env())`."""
+    logs.configure()
     app = Flask("spinner")
     app.config.from_prefixed_env("SPINNER")
     app.config.update(config or {})
     services = services or build(Settings.from_env())
     app.config["MAX_CONTENT_LENGTH"] = services.settings.max_body_bytes
     app.extensions["spinner"] = services
-    for blueprint in (games.bp, stream.bp, health.bp):
+    for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
         app.register_blueprint(blueprint)
+    observability.register(app)  # first: the request id is set before any other hook runs
+    cors.register(app, services.settings.cors_origins)
     errors.register(app)
     return app

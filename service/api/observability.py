@@ -1,0 +1,53 @@
+"""Request ids, the access log and per-request metrics; `GET /metrics` for Prometheus."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+
+from service import logs, metrics
+
+bp = Blueprint("observability", __name__)
+access = logging.getLogger("spinner.access")
+SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+@bp.get("/metrics")
+def metrics_text() -> Response:
+    """Every metric in Prometheus' text format (OpenMetrics if the Accept header asks)."""
+    queue = current_app.extensions["spinner"].queue.queue
+    body, content_type = metrics.exposition(queue, request.headers.get("Accept", ""))
+    return Response(body, headers={"Content-Type": content_type})
+
+
+def register(app: Flask) -> None:
+    """Give every request an id, and log and count every answer."""
+    app.before_request(_start)
+    app.after_request(_finish)
+    app.teardown_request(lambda _error: logs.request_id.set(None))
+
+
+def _start() -> None:
+    sent = request.headers.get("X-Request-ID", "")
+    g.request_id = sent if SANE_REQUEST_ID.fullmatch(sent) else secrets.token_hex(16)
+    g.started = time.perf_counter()
+    logs.request_id.set(g.request_id)
+
+
+def _finish(response: Response) -> Response:
+    seconds = time.perf_counter() - g.started
+    route = request.url_rule.rule if request.url_rule else "unmatched"
+    status = response.status_code
+    response.headers["X-Request-ID"] = g.request_id
+    metrics.HTTP_REQUESTS.labels(request.method, route, status).inc()
+    metrics.HTTP_SECONDS.labels(route).observe(seconds)
+    if request.endpoint == "games.post_move":
+        metrics.MOVES.labels("accepted" if status == 200 else f"rejected_{status}").inc()
+    access.info("%s %s %s", request.method, route, status,
+                extra={"method": request.method, "route": route, "status": status,
+                       "duration_ms": round(seconds * 1000, 2)})
+    return response

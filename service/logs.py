@@ -1,0 +1,47 @@
+"""Structured logs: one JSON object a line, carrying the id of the request being served."""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import TextIO
+
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+"""The id of the request this thread is serving (None outside requests)."""
+
+_RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """Format a record as JSON: time, level, logger, message, request_id and any `extra`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Return the record as one line of JSON."""
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": request_id.get(),
+            **{k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS},
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def json_handler(stream: TextIO | None = None) -> logging.Handler:
+    """Return a handler writing JSON lines to `stream` (default: stderr)."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    return handler
+
+
+def configure(level: int = logging.INFO) -> None:
+    """Log JSON lines to stderr from `level` up, unless logging is configured already."""
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(json_handler())
+        root.setLevel(level)

@@ -1,0 +1,62 @@
+"""Prometheus metrics of the service, kept apart from Flask so the use cases can count too.
+
+Under gunicorn each worker process counts on its own: set PROMETHEUS_MULTIPROC_DIR to an
+empty directory that all of them (and any rq worker to be counted) can write, before they
+start, and `/metrics` then adds up every process's files (prometheus_client multiprocess mode).
+Unset, each process exposes only its own counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import redis
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, multiprocess
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import Collector
+from rq import Queue
+
+HTTP_REQUESTS = Counter("spinner_http_requests", "HTTP requests answered, by route and status",
+                        ["method", "route", "status"])
+HTTP_SECONDS = Histogram("spinner_http_request_duration_seconds",
+                         "Time to answer an HTTP request (to the response head), by route",
+                         ["route"])
+MOVES = Counter("spinner_moves", "Moves answered, by outcome: accepted or rejected_<status>",
+                ["outcome"])
+APPEND_CONFLICTS = Counter("spinner_append_conflicts",
+                           "Appends that lost a race to another append (ConcurrencyError)")
+REPLAY_SECONDS = Histogram("spinner_replay_seconds",
+                           "Time to load a game and replay it from its latest snapshot",
+                           buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+
+
+class QueueCollector(Collector):
+    """The AI-turn queue's depth and failed jobs, read from Redis at scrape time."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+
+    def collect(self) -> Iterator[Metric]:
+        """Yield both gauges; none while the queue's Redis cannot be reached."""
+        try:
+            depth, failed = self.queue.count, self.queue.failed_job_registry.count
+        except redis.RedisError:
+            return
+        yield GaugeMetricFamily("spinner_ai_queue_depth", "AI turn jobs waiting in the queue",
+                                value=depth)
+        yield GaugeMetricFamily("spinner_ai_failed_jobs", "AI turn jobs in rq's failed registry",
+                                value=failed)
+
+
+def exposition(queue: Queue, accept: str) -> tuple[bytes, str]:
+    """Return every metric in the format the Accept header asks for, and its content type."""
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry.register(REGISTRY)
+    registry.register(QueueCollector(queue))
+    encode, content_type = choose_encoder(accept)
+    return encode(registry), content_type

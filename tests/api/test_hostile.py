@@ -1,0 +1,151 @@
+"""Hostile input: borrowed, foreign and tampered tokens, replayed Idempotency-Keys, oversized
+bodies and cross-origin requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from service.api import create_app
+from service.bootstrap import build
+from service.config import Settings
+from tests.api.driver import auth, create
+
+
+def build_app(redis_url: str, **settings: Any) -> Flask:
+    """An app over the test Redis with some settings changed."""
+    return create_app({"TESTING": True}, services=build(Settings(redis_url=redis_url, **settings)))
+
+
+def post_move(client: Any, game_id: str, token: str, body: dict[str, Any], **headers: str) -> Any:
+    """Send a move with a seat token."""
+    return client.post(f"/v1/games/{game_id}/moves", json=body,
+                       headers={**auth(token), **headers})
+
+
+def version(client: Any, game_id: str) -> int:
+    """The game's current version, as a spectator sees it."""
+    return client.get(f"/v1/games/{game_id}").json["version"]
+
+
+def test_another_seats_token_acts_only_as_that_seat(client):
+    game_id, tokens = create(client, seats=2, seed=7)
+    mover = client.get(f"/v1/games/{game_id}").json["turn"]
+    other = 1 - mover
+    theirs = client.get(f"/v1/games/{game_id}", headers=auth(tokens[mover])).json
+    mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[other])).json
+    assert mine["seat"] == other and mine["hand"] != theirs["hand"]
+    answer = post_move(client, game_id, tokens[other], theirs["legal_moves"][0])
+    assert answer.status_code == 409 and answer.json["rule"] == "R4"
+    assert version(client, game_id) == theirs["version"]
+
+
+def test_a_token_of_another_game_is_403_everywhere(client):
+    game_id, _ = create(client, seats=2)
+    _, foreign = create(client, seats=2)
+    before = version(client, game_id)
+    for path in ("", "/events", f"/state?version={before}"):
+        assert client.get(f"/v1/games/{game_id}{path}",
+                          headers=auth(foreign[0])).status_code == 403
+    assert post_move(client, game_id, foreign[0], {"action": "draw"}).status_code == 403
+    assert version(client, game_id) == before
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda own, foreign: own[:-1] + ("A" if own[-1] != "A" else "B"),  # one character changed
+    lambda own, foreign: own[:-3],  # truncated
+    lambda own, foreign: own.swapcase(),
+    lambda own, foreign: own.partition(".")[0] + "." + foreign.partition(".")[2],
+    lambda own, foreign: foreign.partition(".")[0] + "." + own.partition(".")[2],
+    lambda own, foreign: "0123456789abcdef." + own.partition(".")[2],  # no such game
+], ids=["flipped", "truncated", "swapcase", "foreign-secret", "foreign-prefix", "no-game"])
+def test_a_tampered_token_is_401_never_a_seat_nor_a_spectator(client, tamper):
+    game_id, tokens = create(client, seats=2, seed=7)
+    _, foreign = create(client, seats=2)
+    forged = tamper(tokens[0], foreign[0])
+    before = version(client, game_id)
+    looked = client.get(f"/v1/games/{game_id}", headers=auth(forged))
+    moved = post_move(client, game_id, forged, {"action": "draw"})
+    assert looked.status_code == moved.status_code == 401
+    assert moved.mimetype == "application/problem+json"
+    assert version(client, game_id) == before
+
+
+def test_old_idempotency_keys_replay_only_for_the_seat_and_game_that_sent_them(client):
+    game_id, tokens = create(client, seats=2, seed=7)
+    first = client.get(f"/v1/games/{game_id}").json["turn"]
+    second = 1 - first
+    move = client.get(f"/v1/games/{game_id}", headers=auth(tokens[first])).json["legal_moves"][0]
+    answered = post_move(client, game_id, tokens[first], move, **{"Idempotency-Key": "K"})
+    assert answered.status_code == 200
+    reply = client.get(f"/v1/games/{game_id}", headers=auth(tokens[second])).json["legal_moves"]
+    later = post_move(client, game_id, tokens[second], reply[0], **{"Idempotency-Key": "K2"})
+    assert later.status_code == 200
+    replayed = post_move(client, game_id, tokens[first], move, **{"Idempotency-Key": "K"})
+    assert replayed.status_code == 200 and replayed.json == answered.json
+    stolen = post_move(client, game_id, tokens[second], move, **{"Idempotency-Key": "K"})
+    assert stolen.status_code in (409, 422) and stolen.json != answered.json
+    assert version(client, game_id) == later.json["version"]
+    twin_id, twin_tokens = create(client, seats=2, seed=7)  # the same deal in another game
+    fresh = post_move(client, twin_id, twin_tokens[first], move, **{"Idempotency-Key": "K"})
+    assert fresh.status_code == 200
+    assert fresh.json["game_id"] == twin_id and fresh.json["version"] == answered.json["version"]
+
+
+def test_the_body_size_limit_is_a_setting(redis_url, redis_client):
+    client = build_app(redis_url, max_body_bytes=100).test_client()
+    players = [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]
+    assert client.post("/v1/games", json={"players": players}).status_code == 201
+    large = client.post("/v1/games", json={"players": players, "pad": "x" * 100})
+    assert large.status_code == 413 and large.mimetype == "application/problem+json"
+
+
+def test_cors_is_off_by_default(client):
+    origin = {"Origin": "https://app.example"}
+    answers = [client.get("/healthz", headers=origin),
+               client.options("/v1/games", headers={**origin,
+                                                    "Access-Control-Request-Method": "POST"})]
+    for answer in answers:
+        assert not [h for h, _ in answer.headers if h.lower().startswith("access-control")]
+        assert "Origin" not in answer.vary
+
+
+@pytest.fixture
+def cors_client(redis_url, redis_client):
+    """A client of an app that allows two origins."""
+    app = build_app(redis_url, cors_origins="https://app.example, https://admin.example")
+    return app.test_client()
+
+
+def test_cors_marks_answers_to_allowed_origins_only(cors_client):
+    allowed = cors_client.get("/v1/games/nope", headers={"Origin": "https://admin.example"})
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://admin.example"
+    assert {"ETag", "Retry-After", "Location"} <= {
+        h.strip() for h in allowed.headers["Access-Control-Expose-Headers"].split(",")}
+    assert "Origin" in allowed.vary
+    refused = cors_client.get("/v1/games/nope", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in refused.headers
+    assert "Origin" in refused.vary
+
+
+def test_cors_answers_a_preflight_from_an_allowed_origin(cors_client):
+    ask = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+           "Access-Control-Request-Headers": "authorization, if-match, idempotency-key"}
+    answer = cors_client.options("/v1/games/abc/moves", headers=ask)
+    assert answer.status_code == 204
+    assert answer.headers["Access-Control-Allow-Origin"] == "https://app.example"
+    assert "POST" in answer.headers["Access-Control-Allow-Methods"]
+    allowed = answer.headers["Access-Control-Allow-Headers"]
+    for header in ("Authorization", "If-Match", "Idempotency-Key", "Last-Event-ID"):
+        assert header in allowed
+    evil = cors_client.options("/v1/games/abc/moves",
+                               headers={**ask, "Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in evil.headers
+
+
+def test_cors_star_allows_any_origin(redis_url, redis_client):
+    client = build_app(redis_url, cors_origins="*").test_client()
+    answer = client.get("/healthz", headers={"Origin": "https://anywhere.example"})
+    assert answer.headers["Access-Control-Allow-Origin"] == "https://anywhere.example"
