@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from service import metrics, problems
+from service.cache import Lru
 from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
@@ -63,8 +64,11 @@ def body_hash(body: dict[str, Any]) -> str:
 class Games:
     """The game service's use cases over an event store, a turn queue and a clock."""
 
-    def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str]) -> None:
+    def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str],
+                 cache_size: int = 1024) -> None:
         self.store, self.queue, self.clock = store, queue, clock
+        self._states: Lru[GameState] = Lru(cache_size)  # each lent to one request at a time
+        self._metas: Lru[dict[str, str]] = Lru(cache_size)  # token hashes and seed never change
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> Created:
@@ -80,7 +84,7 @@ class Games:
 
     def seat_for(self, game_id: str, token: str | None, required: bool) -> int | None:
         """Return the caller's seat: 404 unknown game, 401 bad token, 403 another game's token."""
-        meta = self._meta(game_id)
+        meta = self.require_game(game_id)
         if token is None:
             if required:
                 raise problems.Unauthorized("send Authorization: Bearer <seat token>")
@@ -89,13 +93,23 @@ class Games:
         if seat is not None:
             return seat
         other = token_game(token)
-        if other != game_id and seat_of(token, _seat_hashes(self.store.meta(other))) is not None:
+        if other != game_id and seat_of(token, _seat_hashes(self._meta(other))) is not None:
             raise problems.Forbidden("this token is a seat token of another game")
         raise problems.Unauthorized("the token is not a seat token of this game")
 
+    def require_game(self, game_id: str) -> dict[str, str]:
+        """Return the game's meta (token hashes, seed), or 404 if there is no such game."""
+        meta = self._meta(game_id)
+        if not meta:
+            raise problems.NotFound(f"there is no game {game_id!r}")
+        return meta
+
     def load(self, game_id: str) -> GameState:
-        """Rebuild the game's state: its latest snapshot, then the events after it."""
+        """Rebuild the game's state: a cached state or the latest snapshot, then later events."""
         with metrics.REPLAY_SECONDS.time():
+            cached = self._states.take(game_id)
+            if cached is not None:
+                return replay(self.store.read(game_id, after=cached.version), cached)
             snapshot, events = self.store.load(game_id)
             if snapshot is None and not events:
                 raise problems.NotFound(f"there is no game {game_id!r}")
@@ -104,7 +118,7 @@ class Games:
 
     def current_view(self, game_id: str, seat: int | None) -> dict[str, Any]:
         """Return the state as `seat` sees it, re-queueing a lost AI turn on the way."""
-        state = self.load(game_id)
+        state = self._keep(game_id, self.load(game_id))
         if self._ai_to_move(state):
             self.queue.heal_turn(game_id, state.version)
         return self._view(game_id, state, seat)
@@ -120,12 +134,12 @@ class Games:
 
     def events(self, game_id: str, seat: int | None, after: int) -> list[ev.Event]:
         """Return the log after `after`, redacted for `seat` until the match has ended (R25)."""
-        finished = self.load(game_id).status == "finished"
+        finished = self._keep(game_id, self.load(game_id)).status == "finished"
         return visible_log(self.store.read(game_id, after), seat, finished)
 
     def export(self, game_id: str) -> list[ev.Event]:
         """Return the complete log of an ended match (409 before it ends)."""
-        if self.load(game_id).status != "finished":
+        if self._keep(game_id, self.load(game_id)).status != "finished":
             raise problems.Conflict("the export is available once the match has ended")
         return self.store.read(game_id)
 
@@ -140,6 +154,9 @@ class Games:
             return self._replay_answer(game_id, seat, record, digest)
         try:
             return self._move(game_id, seat, body, if_match, (name, digest))
+        except problems.Busy:
+            self.store.idempotency_abort(name)  # transient: a retry with this key may land
+            raise
         except problems.Problem as problem:
             answer = {"state": "done", "body_hash": digest, "problem": problem.body()}
             self.store.idempotency_finish(name, json.dumps(answer))
@@ -152,6 +169,7 @@ class Games:
         """Play the AI seat's turn due at `version`; False if the game has moved on."""
         state = self.load(game_id)
         if state.version != version or not self._ai_to_move(state):
+            self._keep(game_id, state)
             return False
         seat = state.turn
         assert seat is not None
@@ -161,6 +179,7 @@ class Games:
         except ConcurrencyError:
             metrics.APPEND_CONFLICTS.inc()
             return False
+        self._keep(game_id, state)
         return True
 
     def _move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
@@ -178,8 +197,8 @@ class Games:
                     raise problems.PreconditionFailed(
                         "another move landed first", version=race.current_version) from race
                 continue
-            return self._view(game_id, state, seat)
-        raise problems.Conflict("the game is too busy; try again")
+            return self._view(game_id, self._keep(game_id, state), seat)
+        raise problems.Busy("the game is too busy; try again")
 
     def _commit(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
                 idem: tuple[str, str] | None) -> None:
@@ -204,7 +223,7 @@ class Games:
     def _shuffle(self, game_id: str) -> Callable[[int], Sequence[Tile]]:
         """Return the game's deck source; its seed is read only when a hand is dealt."""
         def shuffle(hand_number: int) -> Sequence[Tile]:
-            seed = self.store.meta(game_id).get("seed")
+            seed = self.require_game(game_id).get("seed")
             return shuffler(int(seed) if seed else None)(hand_number)
         return shuffle
 
@@ -228,10 +247,15 @@ class Games:
         return turn is not None and state.players[turn]["kind"] == "ai"
 
     def _meta(self, game_id: str) -> dict[str, str]:
-        meta = self.store.meta(game_id)
-        if not meta:
-            raise problems.NotFound(f"there is no game {game_id!r}")
+        meta = self._metas.get(game_id) or self.store.meta(game_id)
+        if meta:
+            self._metas.put(game_id, meta)
         return meta
+
+    def _keep(self, game_id: str, state: GameState) -> GameState:
+        """Give back a state that matches the log, for the next request to build on."""
+        self._states.put(game_id, state)
+        return state
 
     @staticmethod
     def _view(game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:

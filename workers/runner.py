@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rq import Queue, SimpleWorker
 
+from service import logs
 from service.bootstrap import connect
 from service.config import Settings
 from service.turn_queue import QUEUE_NAME
@@ -11,6 +12,7 @@ from service.turn_queue import QUEUE_NAME
 
 def work(settings: Settings) -> None:
     """Work the AI turn queue until the worker is told to stop."""
+    logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     queue = Queue(QUEUE_NAME, connection=connection)
     SimpleWorker([queue], connection=connection).work(with_scheduler=True)

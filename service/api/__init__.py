@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 
 from service import logs
-from service.api import cors, errors, games, health, observability, stream
+from service.api import cors, errors, games, health, limits, observability, stream
 from service.bootstrap import Services, build
 from service.config import Settings
 
@@ -15,7 +15,7 @@ from service.config import Settings
 def create_app(config: dict[str, Any] | None = None, services: Services | None = None) -> Flask:
     """Build the app; `services` defaults to `bootstrap.build(Settings.from_env())`."""
     logs.configure()
-    app = Flask("spinner")
+    app = Flask("spinner", static_folder=None)
     app.config.from_prefixed_env("SPINNER")
     app.config.update(config or {})
     services = services or build(Settings.from_env())
@@ -24,6 +24,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
         app.register_blueprint(blueprint)
     observability.register(app)  # first: the request id is set before any other hook runs
+    limits.register(app)
     cors.register(app, services.settings.cors_origins)
     errors.register(app)
     return app

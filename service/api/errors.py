@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, json
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from service import problems
 from service.api.schemas import ProblemOut
@@ -54,6 +54,8 @@ def _on_store_down(error: StoreUnavailable) -> Response:
 
 
 def _on_http(error: HTTPException) -> Response:
+    if isinstance(error, RequestEntityTooLarge):
+        return problem_response(problems.TooLarge("the body is over the size limit"))
     problem = problems.Problem(error.description or error.name)
     problem.status, problem.title = error.code or 500, error.name
     problem.slug = error.name.lower().replace(" ", "-")

@@ -30,6 +30,12 @@ def answer(schema: Any, payload: dict[str, Any], status: int = 200,
                     mimetype="application/json")
 
 
+def caller_seat(game_id: str, required: bool) -> int | None:
+    """Return the caller's seat (None: a spectator); 404 for an unknown game comes first."""
+    games().require_game(game_id)
+    return games().seat_for(game_id, req.bearer_token(), required)
+
+
 def state_answer(view: dict[str, Any]) -> Response:
     """Answer with a state view and its ETag."""
     return answer(_state_out, view, headers={"ETag": f'"{view["version"]}"'})
@@ -50,14 +56,14 @@ def create_game() -> Response:
 @bp.get("/games/<game_id>")
 def get_game(game_id: str) -> Response:
     """The current state as the caller's seat (or a spectator) may see it."""
-    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    seat = caller_seat(game_id, required=False)
     return state_answer(games().current_view(game_id, seat))
 
 
 @bp.post("/games/<game_id>/moves")
 def post_move(game_id: str) -> Response:
     """Submit a move for the caller's seat."""
-    seat = games().seat_for(game_id, req.bearer_token(), required=True)
+    seat = caller_seat(game_id, required=True)
     assert seat is not None
     body = req.load_body(_move_in)
     view = games().move(game_id, seat, body, req.if_match(), req.idempotency_key())
@@ -67,7 +73,7 @@ def post_move(game_id: str) -> Response:
 @bp.get("/games/<game_id>/events")
 def get_events(game_id: str) -> Response:
     """The event log after `?after=N`, redacted for the caller until the match ends."""
-    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    seat = caller_seat(game_id, required=False)
     after = req.int_arg("after", minimum=0) or 0
     return answer(_events_out, {"events": games().events(game_id, seat, after)})
 
@@ -75,7 +81,7 @@ def get_events(game_id: str) -> Response:
 @bp.get("/games/<game_id>/state")
 def get_state_at(game_id: str) -> Response:
     """The state as it was after event `?version=N`, rebuilt by replay."""
-    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    seat = caller_seat(game_id, required=False)
     version = req.int_arg("version", minimum=1, required=True)
     assert version is not None
     return state_answer(games().view_at(game_id, seat, version))

@@ -16,5 +16,5 @@ _health_out = HealthOut()
 def healthz() -> Response:
     """200 when the store answers a ping, else 503 problem+json."""
     if not current_app.extensions["spinner"].store.ping():
-        raise problems.Unavailable("the game store cannot be reached")
+        raise problems.Unavailable("the game store cannot be reached", retry_after=1)
     return answer(_health_out, {"status": "ok", "store": "reachable"})

@@ -14,11 +14,16 @@ from service.api.errors import field_errors
 MAX_IDEMPOTENCY_KEY = 255
 
 
+def is_number(text: str) -> bool:
+    """Return whether `text` is a plain decimal number (ASCII digits only)."""
+    return text.isascii() and text.isdigit()
+
+
 def load_body(schema: Schema) -> dict[str, Any]:
     """Parse the JSON body through `schema`, or raise 400 naming each bad field."""
     try:
         body = json.loads(request.get_data(cache=True) or b"null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         raise problems.BadRequest("the body is not JSON",
                                   errors=[{"field": "body", "message": "not JSON"}]) from None
     if not isinstance(body, dict):
@@ -49,7 +54,7 @@ def if_match() -> int | None:
     if raw is None or raw.strip() == "*":
         return None
     text = raw.strip().removeprefix("W/").strip('"')
-    if not text.isdigit():
+    if not is_number(text):
         raise problems.BadRequest("If-Match must be a quoted version, e.g. \"12\"",
                                   errors=[{"field": "If-Match", "message": "not a version"}])
     return int(text)
@@ -72,7 +77,7 @@ def int_arg(name: str, minimum: int, required: bool = False) -> int | None:
                                   errors=[{"field": name, "message": "required"}])
     if raw is None:
         return None
-    if not raw.isdigit() or int(raw) < minimum:
+    if not is_number(raw) or int(raw) < minimum:
         raise problems.BadRequest(f"{name} must be an integer >= {minimum}",
                                   errors=[{"field": name, "message": "not a valid integer"}])
     return int(raw)

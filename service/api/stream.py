@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, current_app, json, request, stream_with_context
 
 from service.api import requests as req
-from service.api.games import games
+from service.api.games import caller_seat, games
 from service.api.schemas import EventOut
 from service.game import events as ev
 from service.game.views import redact
@@ -20,7 +20,7 @@ _event_out = EventOut()
 @bp.get("/games/<game_id>/stream")
 def stream(game_id: str) -> Response:
     """Send each new event as `id: <seq>`; resume after `Last-Event-ID` (or `?after=N`)."""
-    seat = games().seat_for(game_id, req.bearer_token(), required=False)
+    seat = caller_seat(game_id, required=False)
     after = _resume_point()
     finished = games().load(game_id).status == "finished"
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
@@ -32,7 +32,7 @@ def stream(game_id: str) -> Response:
 
 def _resume_point() -> int:
     last = request.headers.get("Last-Event-ID", "").strip()
-    if last.isdigit():
+    if req.is_number(last):
         return int(last)
     return req.int_arg("after", minimum=0) or 0
 

@@ -60,7 +60,8 @@ def test_bad_creation_requests_get_400_naming_the_field(client, body, field):
     assert field in [e["field"] for e in answer.json["errors"]]
 
 
-@pytest.mark.parametrize("data", [b"{not json", b"[1, 2]", b"", b"\xff\xfe"])
+@pytest.mark.parametrize("data", [b"{not json", b"[1, 2]", b"", b"\xff\xfe",
+                                  b'{"a":' + b"[" * 30_000 + b"]" * 30_000 + b"}"])
 def test_a_body_that_is_not_a_json_object_gets_400(client, data):
     answer = client.post("/v1/games", data=data, content_type="application/json")
     assert answer.status_code == 400

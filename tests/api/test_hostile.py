@@ -1,8 +1,10 @@
-"""Hostile input: borrowed, foreign and tampered tokens, replayed Idempotency-Keys, oversized
-bodies and cross-origin requests."""
+"""Hostile input: borrowed, foreign and tampered tokens, replayed Idempotency-Keys, floods
+(per-token and per-address rate limits), oversized bodies and cross-origin requests."""
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 import pytest
@@ -28,6 +30,13 @@ def post_move(client: Any, game_id: str, token: str, body: dict[str, Any], **hea
 def version(client: Any, game_id: str) -> int:
     """The game's current version, as a spectator sees it."""
     return client.get(f"/v1/games/{game_id}").json["version"]
+
+
+def fresh_window() -> None:
+    """Wait out the last seconds of a rate-limit window, so a test's requests share one."""
+    left = 60 - time.time() % 60
+    if left < 5:
+        time.sleep(left)
 
 
 def test_another_seats_token_acts_only_as_that_seat(client):
@@ -92,6 +101,42 @@ def test_old_idempotency_keys_replay_only_for_the_seat_and_game_that_sent_them(c
     fresh = post_move(client, twin_id, twin_tokens[first], move, **{"Idempotency-Key": "K"})
     assert fresh.status_code == 200
     assert fresh.json["game_id"] == twin_id and fresh.json["version"] == answered.json["version"]
+
+
+def test_a_token_over_its_limit_gets_429_with_retry_after(redis_url, redis_client):
+    fresh_window()
+    app = build_app(redis_url, rate_limit_per_token=3, rate_limit_per_address=0)
+    client = app.test_client()
+    game_id, tokens = create(client, seats=2)
+    for _ in range(3):
+        assert client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).status_code == 200
+    limited = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0]))
+    assert limited.status_code == 429
+    assert limited.mimetype == "application/problem+json"
+    assert limited.json["type"] == "/problems/rate-limited" and limited.json["status"] == 429
+    assert abs(int(limited.headers["Retry-After"]) - (60 - time.time() % 60)) <= 1.5
+    assert post_move(client, game_id, tokens[0], {"action": "draw"}).status_code == 429
+    assert client.get(f"/v1/games/{game_id}", headers=auth(tokens[1])).status_code == 200
+    assert client.get(f"/v1/games/{game_id}").status_code == 200
+    keys = [key.decode() for key in redis_client.keys("rl:*")]
+    assert len(keys) == 2 and all(re.fullmatch(r"rl:\{token:[0-9a-f]{64}\}:\d+", k) for k in keys)
+    assert not any(token in key for key in keys for token in tokens.values())
+
+
+def test_an_address_over_its_limit_gets_429_on_every_route_but_health_and_metrics(
+        redis_url, redis_client):
+    fresh_window()
+    client = build_app(redis_url, rate_limit_per_address=5, rate_limit_per_token=0).test_client()
+    for _ in range(5):
+        assert client.get("/v1/games/nope").status_code == 404
+    for limited in (client.get("/v1/games/nope"), client.post("/v1/games", json={})):
+        assert limited.status_code == 429
+        assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/metrics").status_code == 200
+    elsewhere = client.get("/v1/games/nope", environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert elsewhere.status_code == 404
+    assert [k.decode() for k in redis_client.keys("rl:{addr:127.0.0.1}:*")] != []
 
 
 def test_the_body_size_limit_is_a_setting(redis_url, redis_client):
