@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
 
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(_fresh_dir(data_dir / "metrics"))}
     redis_server = None if Settings.from_env().redis_url else RedisServer(data_dir / "redis")
     stop = _stop_event()
     children: dict[str, subprocess.Popen[bytes]] = {}
@@ -93,6 +94,13 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
         _stop(list(children.values()))
         if redis_server is not None:
             redis_server.stop()
+
+
+def _fresh_dir(path: Path) -> Path:
+    """Return `path` as an empty directory (the API processes' shared metrics files)."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
 
 
 def _stop_event() -> threading.Event:
