@@ -13,7 +13,6 @@ class Settings:
 
     redis_url: str = ""  # empty: `spinner serve` starts its own redis-server
     queue_redis_url: str = ""  # empty: the queue shares the store's Redis
-    data_dir: str = "./var"
     ai_budget_s: float = 0.3
     ai_job_timeout_s: int = 60
     ai_job_retries: int = 3
