@@ -22,8 +22,11 @@ Shuffle = Callable[[int], Sequence[Tile]]
 class Recorder:
     """Seals each decided event (seq, time, hash) and folds it into the state at once."""
 
+    __slots__ = ("state", "at", "events")
+
     def __init__(self, state: GameState, at: str) -> None:
-        self.state, self.at, self.events = state, at, []  # type: ignore[var-annotated]
+        self.state, self.at = state, at
+        self.events: list[ev.Event] = []
 
     def record(self, type_: str, seat: int | None, data: dict[str, Any]) -> None:
         """Seal an event, apply it to the state and keep it."""
@@ -34,32 +37,47 @@ class Recorder:
         self.events.append(event)
 
 
+class Simulator(Recorder):
+    """Folds each decided event into the state unsealed (no seq, time or hash), for speed."""
+
+    __slots__ = ()
+
+    def record(self, type_: str, seat: int | None, data: dict[str, Any]) -> None:
+        """Apply an unsealed event `{type, seat, data}` to the state and keep it."""
+        event = {"type": type_, "seat": seat, "data": data}
+        evolve(self.state, event)
+        self.events.append(event)
+
+
 def create_game(players: list[dict[str, Any]], rules: dict[str, Any], shuffle: Shuffle,
-                at: str) -> tuple[GameState, list[ev.Event]]:
-    """Record a new match and deal its first hand, shuffled by seat 0 (R6)."""
-    rec = Recorder(GameState(), at)
+                at: str, *, sealed: bool = True) -> tuple[GameState, list[ev.Event]]:
+    """Record a new match and deal its first hand, shuffled by seat 0 (R6).
+
+    `sealed=False` records unsealed events, replayable but unchained: for simulations.
+    """
+    rec = (Recorder if sealed else Simulator)(GameState(), at)
     rec.record(ev.GAME_CREATED, None, {"players": players, "rules": rules})
     _deal(rec, 1, 0, shuffle(1))
     return rec.state, rec.events
 
 
 def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
-              at: str) -> list[ev.Event]:
+              at: str, *, sealed: bool = True) -> list[ev.Event]:
     """Check `move` for `seat`, record what follows from it, and return the new events."""
     if state.status != "playing":
         raise OutOfTurn("R24", "the match has ended and accepts no more moves")
     hand = state.hand
-    if hand is None or state.turn is None:
+    if hand is None or hand.turn is None or state.hand_over:  # state.turn is None, faster
         raise OutOfTurn("R4", "no seat is to move now")
     move = check_move(hand, seat, move)
-    rec = Recorder(state, at)
+    rec = (Recorder if sealed else Simulator)(state, at)
     if move.action == "play":
         _play(rec, hand, seat, move)
     elif move.action == "draw":
         rec.record(ev.TILE_DRAWN, seat, {"tile": hand.boneyard[0].text, "reason": "draw"})
     else:
         _pass(rec, hand, seat)
-    if state.hand_over:
+    if rec.events[-1]["type"] == ev.HAND_ENDED:  # what ends a hand is recorded last
         _after_hand(rec, shuffle)
     return rec.events
 

@@ -14,6 +14,15 @@ from service.rules.opening import (
 from service.rules.tiles import BY_TEXT, Tile
 
 
+def holds(held: Sequence[Tile], tile: Tile) -> bool:
+    """Return whether `tile` is in `held`.
+
+    By identity: tiles are singletons, and `in` would go through Tile's Python-level rich
+    comparison (it defines `__lt__`) for every other tile, many times slower.
+    """
+    return id(tile) in map(id, held)
+
+
 class Hand:
     """One hand in play; its methods apply facts that have already been decided."""
 
@@ -86,7 +95,8 @@ class Hand:
     def apply_play(self, seat: int, tile: Tile, end: str | None, expose: int,
                    new_ends: Sequence[str]) -> None:
         """Seat plays `tile` on `end`, opening `new_ends` of value `expose` (R10-R17)."""
-        self.tiles[seat].remove(tile)
+        held = self.tiles[seat]
+        del held[list(map(id, held)).index(id(tile))]  # held.remove(tile), by identity
         obligations = self.obligations
         if end is None:  # R12: the opening double; east and west are owed first (R17)
             obligations[:] = new_ends[:2]
@@ -97,13 +107,14 @@ class Hand:
                 obligations.remove(end)
             if tile.is_double:  # R15, R17: three new ends, all owed
                 obligations.extend(new_ends)
+        ends = self.ends
         for end_id in new_ends:
-            self.ends[end_id] = expose
+            ends[end_id] = expose
         self.layout.append((tile, end, expose))
         self.next_end += len(new_ends)
         self.drawn = None
         self.passes = 0
-        self.turn = self.next_seat(seat)
+        self.turn = (seat + 1) % self.seats  # R4, as next_seat
 
     def apply_pass(self, seat: int) -> None:
         """Seat passes (R16); passes with an empty boneyard are counted (R18, R20)."""
@@ -118,8 +129,23 @@ class Hand:
 
     def new_end_ids(self, tile: Tile, end: str | None) -> list[str]:
         """Return the ids the play of `tile` on `end` opens: 4 for the opener, 3 for a double."""
-        count = 4 if end is None else 3 if tile.is_double else 1
-        return [f"e{self.next_end + i}" for i in range(count)]
+        first = self.next_end
+        if end is not None and not tile.is_double:
+            return [f"e{first}"]
+        return [f"e{first + i}" for i in range(4 if end is None else 3)]
+
+    def clone(self) -> Hand:
+        """Return an independent copy for search; only the immutable tiles are shared."""
+        other = Hand.__new__(Hand)
+        other.number, other.rule, other.seats = self.number, self.rule, self.seats
+        other.shuffler, other.next_end, other.turn = self.shuffler, self.next_end, self.turn
+        other.openers, other.drawn, other.passes = self.openers, self.drawn, self.passes
+        other.tiles = [list(held) for held in self.tiles]
+        other.boneyard = list(self.boneyard)
+        other.ends = dict(self.ends)
+        other.obligations = list(self.obligations)
+        other.layout = list(self.layout)
+        return other
 
     def to_dict(self) -> dict[str, Any]:
         """Return the hand as plain data (for snapshots and equality)."""

@@ -2,38 +2,95 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from service.rules.errors import IllegalMove, OutOfTurn
-from service.rules.hand import Hand
-from service.rules.matching import EXPOSES, MATCHES
+from service.rules.hand import Hand, holds
+from service.rules.matching import EXPOSES, PLAYABLE_ON
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import opening_value
-from service.rules.tiles import Tile
+from service.rules.tiles import TILES, Tile
 
 
 def target_ends(hand: Hand) -> list[tuple[str, int]]:
     """Return the ends a play may go on now: the obligated ones while any are owed (R17)."""
-    if hand.obligations:
-        return [(end, hand.ends[end]) for end in hand.obligations]
-    return list(hand.ends.items())
+    return list(targets(hand).items())
 
 
-def plays_of(tile: Tile, ends: list[tuple[str, int]]) -> list[Move]:
-    """Return every play of `tile` on `ends`, one per value it can leave (R13, R14)."""
-    row = EXPOSES[tile.index]
-    return [Move("play", tile, end, x) for end, value in ends for x in row[value]]
+def targets(hand: Hand) -> dict[str, int]:
+    """Return the ends a play may go on now, id -> value (R17); read-only, may be `hand.ends`."""
+    owed = hand.obligations
+    if owed:
+        ends = hand.ends
+        return {end: ends[end] for end in owed}
+    return hand.ends
 
 
-def can_play(tile: Tile, ends: list[tuple[str, int]]) -> bool:
+class _PlaysByEnd(dict[str, tuple[tuple[Move, ...], ...]]):
+    """One tile's plays by end id, then by end value; each end's filled in on first use."""
+
+    __slots__ = ("tile",)
+
+    def __init__(self, tile: Tile) -> None:
+        super().__init__()
+        self.tile = tile
+
+    def __missing__(self, end: str) -> tuple[tuple[Move, ...], ...]:
+        tile, row = self.tile, EXPOSES[self.tile.index]
+        plays = tuple(tuple(Move("play", tile, end, x) for x in row[v]) for v in range(10))
+        self[end] = plays
+        return plays
+
+
+PLAYS: Final = tuple(_PlaysByEnd(t) for t in TILES)
+"""PLAYS[tile.index][end id][end value]: the plays of that tile there, one per value it can
+leave (R13, R14). Moves are immutable, so listings share them and build none; a hand has
+under a hundred end ids, so the table stays small."""
+
+
+def plays_of(tile: Tile, ends: dict[str, int]) -> list[Move]:
+    """Return every play of `tile` on `ends` (id -> value), end by end."""
+    row, cached = EXPOSES[tile.index], PLAYS[tile.index]
+    plays: list[Move] = []
+    for end, value in ends.items():
+        if row[value]:
+            plays += cached[end][value]
+    return plays
+
+
+def values_mask(ends: dict[str, int]) -> int:
+    """Return the values of `ends` (id -> value) as a bit set, bit v for value v."""
+    mask = 0
+    for value in ends.values():
+        mask |= 1 << value
+    return mask
+
+
+def can_play(tile: Tile, ends: dict[str, int]) -> bool:
     """Return whether `tile` matches any of `ends` (R13)."""
-    values = MATCHES[tile.index]
-    return any(value in values for _, value in ends)
+    return bool(PLAYABLE_ON[tile.index] & values_mask(ends))
 
 
 def has_play(hand: Hand, seat: int) -> bool:
     """Return whether the seat holds a tile it can play now (R16)."""
-    ends = target_ends(hand)
-    values = {value for _, value in ends}
-    return any(not values.isdisjoint(MATCHES[t.index]) for t in hand.tiles[seat])
+    mask = values_mask(targets(hand))
+    for tile in hand.tiles[seat]:  # noqa: SIM110 -- a loop is faster than any() on a generator
+        if PLAYABLE_ON[tile.index] & mask:
+            return True
+    return False
+
+
+def hand_plays(held: list[Tile], ends: dict[str, int]) -> list[Move]:
+    """Return every play of the `held` tiles on `ends` (id -> value), tile by tile (R13, R14)."""
+    mask = values_mask(ends)
+    plays: list[Move] = []
+    for tile in held:
+        if PLAYABLE_ON[tile.index] & mask:  # most tiles match no end: skip them at once
+            row, cached = EXPOSES[tile.index], PLAYS[tile.index]
+            for end, value in ends.items():
+                if row[value]:
+                    plays += cached[end][value]
+    return plays
 
 
 def opening_plays(hand: Hand) -> list[Move]:
@@ -47,13 +104,10 @@ def legal_moves(hand: Hand, seat: int) -> list[Move]:
         return []
     if not hand.layout:
         return opening_plays(hand)
-    ends = target_ends(hand)
+    ends = targets(hand)
     if hand.drawn is not None:
         return plays_of(hand.drawn, ends) or [PASS]
-    plays = [m for t in hand.tiles[seat] for m in plays_of(t, ends)]
-    if plays:
-        return plays
-    return [DRAW] if hand.boneyard else [PASS]
+    return hand_plays(hand.tiles[seat], ends) or [DRAW if hand.boneyard else PASS]
 
 
 def check_move(hand: Hand, seat: int, move: Move) -> Move:
@@ -82,7 +136,7 @@ def _check_draw(hand: Hand, seat: int) -> None:
 
 def _check_pass(hand: Hand, seat: int) -> None:
     if hand.drawn is not None:
-        if can_play(hand.drawn, target_ends(hand)):
+        if can_play(hand.drawn, targets(hand)):
             raise IllegalMove("R16", f"the tile you drew, {hand.drawn}, can be played: play it")
         return
     if has_play(hand, seat):
@@ -94,7 +148,7 @@ def _check_pass(hand: Hand, seat: int) -> None:
 def _check_play(hand: Hand, seat: int, move: Move) -> Move:
     tile = move.tile
     assert tile is not None
-    if tile not in hand.tiles[seat]:
+    if not holds(hand.tiles[seat], tile):
         raise IllegalMove("R16", f"you do not hold {tile}")
     if not hand.layout:
         return _check_opening(hand, move, tile)
@@ -104,6 +158,8 @@ def _check_play(hand: Hand, seat: int, move: Move) -> Move:
     exposes = EXPOSES[tile.index][value]
     if not exposes:
         raise IllegalMove("R13", f"{tile} does not match the {value} on end {move.end}")
+    if move.expose in exposes:  # the usual case: a move as listed
+        return move
     return _with_expose(move, tile, exposes)
 
 
