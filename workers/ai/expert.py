@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 
 from service.rules.moves import Move
+from service.rules.tiles import Tile
 from workers.ai.playout import apply, finish, keep_counts, outcome
 from workers.ai.sampler import Deal, deal_hidden, world
 from workers.ai.seat_view import SeatView
@@ -20,13 +21,13 @@ from workers.ai.seat_view import SeatView
 EXPOSE_CHOICES = 3
 """How many of the ten values a spinner could leave (R14) the search considers."""
 
-POINT_SCALE = 100.0
-"""A hand won is worth as much as this many points of margin over the others."""
+POINT_SCALE = 20.0
+"""A hand won is worth as much as this many points of margin over the others (R21-R23)."""
 
 
 def choose(view: SeatView, rng: random.Random, budget_s: float = 0.3,
            playouts: int | None = None) -> Move:
-    """Search for `budget_s` seconds, or for `playouts` playouts in all (deterministic)."""
+    """Search for `budget_s` seconds, or `playouts` playouts (deterministic); forced: no search."""
     moves = candidates(view)
     if len(moves) == 1:
         return moves[0]
@@ -48,22 +49,20 @@ def choose(view: SeatView, rng: random.Random, budget_s: float = 0.3,
 
 def candidates(view: SeatView) -> list[Move]:
     """Return the moves worth searching: one per distinct outcome, spinner values pruned."""
-    groups: dict[tuple[object, ...], dict[int | None, Move]] = {}
+    groups: dict[tuple[Tile | None, object, bool], dict[int | None, Move]] = {}
     for m in view.legal_moves:  # ends of equal value and obligation status are alike
-        key = (m.action, m.tile, view.ends.get(m.end or ""), m.end in view.obligations)
+        key = (m.tile, view.ends.get(m.end or ""), m.end in view.obligations)
         groups.setdefault(key, {}).setdefault(m.expose, m)
     moves: list[Move] = []
-    for group in groups.values():
-        if len(group) > EXPOSE_CHOICES:
-            group = {x: group[x] for x in _best_exposes(view, next(iter(group.values())))}
+    for (tile, _, _), group in groups.items():
+        if tile is not None and len(group) > EXPOSE_CHOICES:
+            group = {x: group[x] for x in _best_exposes(view, tile)}
         moves += group.values()
     return moves
 
 
-def _best_exposes(view: SeatView, move: Move) -> list[int | None]:
+def _best_exposes(view: SeatView, played: Tile) -> list[int]:
     """The values most worth leaving with a spinner: ones this seat can follow, others lack."""
-    played = move.tile
-    assert played is not None
     follow = keep_counts(list(view.tiles), played)
     plain = [0] * 10
     for tile in view.unseen:
@@ -71,7 +70,7 @@ def _best_exposes(view: SeatView, move: Move) -> list[int | None]:
             plain[tile.lo] += 1
             plain[tile.hi] += tile.hi != tile.lo
     ranked = sorted(range(10), key=lambda x: (-follow[x], plain[x]))
-    return list(ranked[:EXPOSE_CHOICES])
+    return ranked[:EXPOSE_CHOICES]
 
 
 def reward(scores: list[int], winner: int, seat: int) -> float:

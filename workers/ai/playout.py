@@ -9,7 +9,6 @@ from service.rules.matching import EXPOSES, MATCHES
 from service.rules.moves import Move
 from service.rules.scoring import blocked_winner, points
 from service.rules.tiles import TILES, Tile
-from service.rules.turns import target_ends
 
 Play = tuple[Tile, str, int]
 """A play on an end: the tile, the end id and the value it leaves."""
@@ -75,7 +74,8 @@ def _step(hand: Hand, seat: int) -> bool:
 
 def default_play(hand: Hand, seat: int) -> Play | None:
     """The greedy play: the best tile by `SHED_RANK`, leaving the value the seat can follow most."""
-    targets = target_ends(hand)
+    ends = hand.ends
+    targets = [(e, ends[e]) for e in hand.obligations] if hand.obligations else ends.items()
     mask = 0
     for _, value in targets:
         mask |= 1 << value
