@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from datetime import UTC, datetime
 
 import redis
@@ -13,7 +14,8 @@ from rq.job import Job, JobStatus
 from service.config import Settings
 
 QUEUE_NAME = "ai-turns"
-DEAD = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED, JobStatus.FINISHED)
+DEAD = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
+log = logging.getLogger("spinner.queue")
 
 
 def job_id(game_id: str, version: int) -> str:
@@ -40,15 +42,23 @@ class RqTurnQueue:
                 result_ttl=600, failure_ttl=24 * 3600)
 
     def heal_turn(self, game_id: str, version: int) -> None:
-        """Queue the turn again if its job is lost, ended, or stuck on a dead worker."""
+        """Queue the turn again if its job is lost, failed, or stuck on a dead worker.
+
+        Best effort on a read path: a race with the worker finishing the job is harmless
+        (the game has moved on; a re-queued stale job does nothing), so errors are logged.
+        """
         try:
             job = Job.fetch(job_id(game_id, version), connection=self.connection)
+            if self._lost(job):
+                job.delete()
+            else:
+                return
         except NoSuchJobError:
-            self.enqueue_turn(game_id, version)
+            pass
+        except (redis.RedisError, ValueError) as error:
+            log.warning("could not check the AI turn of %s@%s: %r", game_id, version, error)
             return
-        if self._lost(job):
-            job.delete()
-            self.enqueue_turn(game_id, version)
+        self.enqueue_turn(game_id, version)
 
     def _lost(self, job: Job) -> bool:
         """Whether no worker will ever finish `job` (a racing duplicate loses at append)."""
