@@ -124,10 +124,11 @@ def _after_hand(rec: Recorder, shuffle: Shuffle) -> None:
 def _deal(rec: Recorder, number: int, shuffler: int, deck: Sequence[Tile]) -> None:
     seats = rec.state.seats
     k = tiles_per_hand(seats)
+    texts = [t.text for t in deck]
     rec.record(ev.HAND_STARTED, None, {
         "hand_number": number, "opening_double": opening_double(number).text,
-        "shuffler": shuffler, "deck": [t.text for t in deck],
-        "hands": [[t.text for t in deck[s * k:(s + 1) * k]] for s in range(seats)],
+        "shuffler": shuffler, "deck": texts,
+        "hands": [texts[s * k:(s + 1) * k] for s in range(seats)],
     })
     hand = rec.state.hand
     assert hand is not None

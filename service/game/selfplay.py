@@ -53,7 +53,8 @@ def pick(rng: Rng, options: Sequence[T]) -> T:
 def shuffler(rng: Rng) -> Shuffle:
     """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck (R5)."""
     def shuffle(number: int) -> list[Tile]:
-        return sorted(TILES, key=lambda _: rng.random())  # uniform: 53-bit keys do not tie
+        keys = [rng.random() for _ in TILES]  # uniform: 53-bit random keys do not tie
+        return [TILES[i] for i in sorted(range(len(TILES)), key=keys.__getitem__)]
     return shuffle
 
 
@@ -99,7 +100,8 @@ def play_match(seats: int, rules: dict[str, Any], rng: Rng, tally: Counter[str],
         moves = legal_moves(hand, seat)
         if checker:
             checker.before(hand, seat, moves)
-        new = make_move(state, seat, pick(rng, moves), shuffle, AT, sealed=sealed)
+        move = moves[int(rng.random() * len(moves))]  # pick(rng, moves), inlined
+        new = make_move(state, seat, move, shuffle, AT, sealed=sealed)
         log += new
         if checker:
             checker.after(state, new)

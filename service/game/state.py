@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from service.game import events as ev
 from service.rules.hand import Hand
@@ -43,8 +43,11 @@ class GameState:
     @property
     def hand_over(self) -> bool:
         """Whether the current hand has been scored."""
-        return bool(self.scores) and self.hand is not None and (
-            self.scores[-1]["hand_number"] == self.hand.number)
+        scores, hand = self.scores, self.hand
+        if not scores or hand is None:
+            return False
+        last: int = scores[-1]["hand_number"]
+        return last == hand.number
 
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain data, for snapshots and comparisons."""
@@ -76,14 +79,14 @@ def _game_created(state: GameState, seat: int | None, data: dict[str, Any]) -> N
 
 
 def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    deck = [BY_TEXT[t] for t in data["deck"]]
+    deck = list(map(BY_TEXT.__getitem__, data["deck"]))
     state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
                            data["shuffler"], state.seats)
     state.hand_seq = state.version + 1
 
 
 def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    hand, tile = _hand(state), BY_TEXT[data["tile"]]
+    hand, tile = state.hand or _no_hand(), BY_TEXT[data["tile"]]
     assert seat is not None
     if data["reason"] == "search":
         hand.apply_search_draw(seat, tile)
@@ -93,17 +96,17 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    _hand(state).apply_play(seat, BY_TEXT[data["tile"]], data["end"], data["expose"],
-                            data["new_ends"])
+    (state.hand or _no_hand()).apply_play(seat, BY_TEXT[data["tile"]], data["end"],
+                                          data["expose"], data["new_ends"])
 
 
 def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    _hand(state).apply_pass(seat)
+    (state.hand or _no_hand()).apply_pass(seat)
 
 
 def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    _hand(state).lift_obligations()
+    (state.hand or _no_hand()).lift_obligations()
 
 
 def _hand_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -117,10 +120,9 @@ def _game_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
     state.status = "finished"
 
 
-def _hand(state: GameState) -> Hand:
-    if state.hand is None:
-        raise ValueError("no hand has started")
-    return state.hand
+def _no_hand() -> NoReturn:
+    """Refuse an event that needs a hand before any has started (`state.hand or _no_hand()`)."""
+    raise ValueError("no hand has started")
 
 
 _APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from service.rules.opening import (
     openers_in_hands,
@@ -13,14 +13,28 @@ from service.rules.opening import (
 )
 from service.rules.tiles import BY_TEXT, Tile
 
+END_IDS: Final = tuple(f"e{i}" for i in range(128))
+"""End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them."""
+
 
 def holds(held: Sequence[Tile], tile: Tile) -> bool:
-    """Return whether `tile` is in `held`.
+    """Return whether `tile` is in `held`, comparing identities (see `position`)."""
+    for other in held:  # noqa: SIM110 -- a loop is faster than any() on a generator
+        if other is tile:
+            return True
+    return False
 
-    By identity: tiles are singletons, and `in` would go through Tile's Python-level rich
-    comparison (it defines `__lt__`) for every other tile, many times slower.
+
+def position(held: Sequence[Tile], tile: Tile) -> int:
+    """Return where `tile` is in `held` (ValueError if nowhere), comparing identities.
+
+    Tiles are singletons; `held.index(tile)` would go through Tile's Python-level rich
+    comparison (it defines `__lt__`) for every other tile, several times slower.
     """
-    return id(tile) in map(id, held)
+    for i, other in enumerate(held):
+        if other is tile:
+            return i
+    raise ValueError(f"{tile} is not held")
 
 
 class Hand:
@@ -96,7 +110,7 @@ class Hand:
                    new_ends: Sequence[str]) -> None:
         """Seat plays `tile` on `end`, opening `new_ends` of value `expose` (R10-R17)."""
         held = self.tiles[seat]
-        del held[list(map(id, held)).index(id(tile))]  # held.remove(tile), by identity
+        del held[position(held, tile)]
         obligations = self.obligations
         if end is None:  # R12: the opening double; east and west are owed first (R17)
             obligations[:] = new_ends[:2]
@@ -129,10 +143,9 @@ class Hand:
 
     def new_end_ids(self, tile: Tile, end: str | None) -> list[str]:
         """Return the ids the play of `tile` on `end` opens: 4 for the opener, 3 for a double."""
-        first = self.next_end
-        if end is not None and not tile.is_double:
-            return [f"e{first}"]
-        return [f"e{first + i}" for i in range(4 if end is None else 3)]
+        first, count = self.next_end, 4 if end is None else 3 if tile.is_double else 1
+        ids = END_IDS[first:first + count]
+        return list(ids) if len(ids) == count else [f"e{first + i}" for i in range(count)]
 
     def clone(self) -> Hand:
         """Return an independent copy for search; only the immutable tiles are shared."""
