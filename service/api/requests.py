@@ -12,11 +12,21 @@ from service import problems
 from service.api.errors import field_errors
 
 MAX_IDEMPOTENCY_KEY = 255
+MAX_SEQ = 2**63 - 1
+"""The largest version or event number a request can name: no log gets that long. A larger
+number means the same (beyond the log), and could not be used as is: the store's ids (Redis
+stream ids) end at 2**64 - 1, and int() refuses more than 4300 digits."""
 
 
 def is_number(text: str) -> bool:
     """Return whether `text` is a plain decimal number (ASCII digits only)."""
     return text.isascii() and text.isdigit()
+
+
+def number(text: str) -> int:
+    """Return plain decimal `text` (see is_number) as an int, capped at MAX_SEQ."""
+    digits = text.lstrip("0")
+    return MAX_SEQ if len(digits) > len(str(MAX_SEQ)) else min(int(digits or "0"), MAX_SEQ)
 
 
 def load_body(schema: Schema) -> dict[str, Any]:
@@ -57,7 +67,7 @@ def if_match() -> int | None:
     if not is_number(text):
         raise problems.BadRequest("If-Match must be a quoted version, e.g. \"12\"",
                                   errors=[{"field": "If-Match", "message": "not a version"}])
-    return int(text)
+    return number(text)
 
 
 def idempotency_key() -> str | None:
@@ -77,7 +87,7 @@ def int_arg(name: str, minimum: int, required: bool = False) -> int | None:
                                   errors=[{"field": name, "message": "required"}])
     if raw is None:
         return None
-    if not is_number(raw) or int(raw) < minimum:
+    if not is_number(raw) or number(raw) < minimum:
         raise problems.BadRequest(f"{name} must be an integer >= {minimum}",
                                   errors=[{"field": name, "message": "not a valid integer"}])
-    return int(raw)
+    return number(raw)

@@ -33,7 +33,7 @@ def stream(game_id: str) -> Response:
 def _resume_point() -> int:
     last = request.headers.get("Last-Event-ID", "").strip()
     if req.is_number(last):
-        return int(last)
+        return req.number(last)
     return req.int_arg("after", minimum=0) or 0
 
 
