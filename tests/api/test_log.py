@@ -7,7 +7,10 @@ import json
 import random
 import threading
 
+from service.api import create_app
+from service.bootstrap import build
 from service.cli import main as spinner
+from service.config import Settings
 from service.game.events import GENESIS, event_hash
 from tests.api.driver import auth, create, play_to_end
 
@@ -114,3 +117,20 @@ def test_stream_sends_ids_and_resumes_after_last_event_id(app, client):
 def test_healthz_is_200_when_the_store_answers(client):
     answer = client.get("/healthz")
     assert answer.status_code == 200 and answer.json["status"] == "ok"
+
+
+def test_stream_sends_keep_alive_comments_while_nothing_happens(redis_url, redis_client):
+    services = build(Settings(redis_url=redis_url, stream_keepalive_s=0.2))
+    app = create_app({"TESTING": True}, services=services)
+    game_id, _ = create(app.test_client(), seats=2, seed=15)
+    version = app.test_client().get(f"/v1/games/{game_id}").json["version"]
+    with app.test_client() as raw:
+        answer = raw.get(f"/v1/games/{game_id}/stream", headers={"Last-Event-ID": str(version)},
+                         buffered=False)
+        chunks = []
+        for chunk in answer.response:
+            chunks.append(chunk.decode())
+            if sum(c.startswith(": keep-alive") for c in chunks) >= 2:
+                break
+        answer.close()
+    assert not any(c.startswith("id: ") for c in chunks)  # nothing new: only keep-alives
