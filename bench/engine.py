@@ -106,10 +106,10 @@ def measure(rounds: int, scale: float) -> dict[str, Any]:
     """Time everything `rounds` times, interleaved; keep the best time of each measurement."""
     positions = sample_positions(14)
     jobs: dict[str, Callable[[], Counter[str]]] = {
-        **{f"seats_{n}": (lambda n=n: self_play(n, int(40 * scale) or 1, 1000 * n))
+        **{f"seats_{n}": (lambda n=n: self_play(n, int(20 * scale) or 1, 1000 * n))
            for n in SEATS},
         "legal": lambda: list_all(positions),
-        "baseline": lambda: baseline(int(4000 * scale) or 1, 7),
+        "baseline": lambda: baseline(int(2000 * scale) or 1, 7),
     }
     best: dict[str, tuple[float, Counter[str]]] = {}
     for _ in range(rounds):
@@ -127,8 +127,9 @@ def report(best: dict[str, tuple[float, Counter[str]]]) -> dict[str, Any]:
         took, counted = best[f"seats_{n}"]
         hands_per_s[str(n)] = round(counted[ev.HAND_ENDED] / took, 1)
         seconds, tally = seconds + took, tally + counted
-        print(f"{n} players: {hands_per_s[str(n)]:,.0f} hands/s "
-              f"({sum(counted[a] for a in ACTIONS) / counted[ev.HAND_ENDED]:.1f} actions a hand)")
+        actions = sum(counted[a] for a in ACTIONS)
+        print(f"{n} players: {hands_per_s[str(n)]:,.0f} hands/s, {actions / took:,.0f} actions/s "
+              f"({actions / counted[ev.HAND_ENDED]:.1f} actions a hand)")
     actions = sum(tally[a] for a in ACTIONS)
     print(f"actions: {actions / seconds:,.0f}/s ({tally[ev.TILE_PLAYED]:,} plays, "
           f"{tally[ev.TILE_DRAWN]:,} draws, {tally[ev.PASSED]:,} passes in {seconds:.2f} s)")
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; with --long, the invariant sweep first."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", action="store_true", help="run the 100,000-hand sweep first")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds to take the best of")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds to take the best of")
     parser.add_argument("--scale", type=float, default=1.0, help="work per round, relative")
     args = parser.parse_args(argv)
     ok = long_sweep(LONG_GAMES) if args.long else True

@@ -69,11 +69,12 @@ def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
     hand = state.hand
     if hand is None or hand.turn is None or state.hand_over:  # state.turn is None, faster
         raise OutOfTurn("R4", "no seat is to move now")
-    move = check_move(hand, seat, move)
+    action, tile, end, expose = check_move(hand, seat, move)
     rec = (Recorder if sealed else Simulator)(state, at)
-    if move.action == "play":
-        _play(rec, hand, seat, move)
-    elif move.action == "draw":
+    if action == "play":
+        assert tile is not None
+        _play(rec, hand, seat, tile, end, expose)
+    elif action == "draw":
         rec.record(ev.TILE_DRAWN, seat, {"tile": hand.boneyard[0].text, "reason": "draw"})
     else:
         _pass(rec, hand, seat)
@@ -82,11 +83,10 @@ def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
     return rec.events
 
 
-def _play(rec: Recorder, hand: Hand, seat: int, move: Move) -> None:
-    tile = move.tile
-    assert tile is not None
-    rec.record(ev.TILE_PLAYED, seat, {"tile": tile.text, "end": move.end, "expose": move.expose,
-                                      "new_ends": hand.new_end_ids(tile, move.end)})
+def _play(rec: Recorder, hand: Hand, seat: int, tile: Tile, end: str | None,
+          expose: int | None) -> None:
+    rec.record(ev.TILE_PLAYED, seat, {"tile": tile.text, "end": end, "expose": expose,
+                                      "new_ends": hand.new_end_ids(tile, end)})
     if not hand.tiles[seat]:  # R19
         _end_hand(rec, hand, "domino", seat)
 
