@@ -25,6 +25,7 @@ from functools import partial
 from multiprocessing import Pool
 from typing import Any
 
+from bench.ai_latency import measure, quiet_logs
 from service.rules.moves import Move
 from workers.ai import choose_move
 from workers.ai.arena import Player, play_match
@@ -105,13 +106,11 @@ def summarize(pairing: Pairing, results: Iterable[Result]) -> dict[str, Any]:
             "others_points_ci95": others_ci, "hands": sum(map(len, rows))}
 
 
-def reply_latency() -> dict[str, float | None]:
-    """AI reply latency through the real API, queue and worker, in milliseconds.
-
-    Not measured here yet: it is to be measured end to end (HTTP move -> rq job -> AI move
-    appended) by the API/worker bench; until that lands, both figures are null.
-    """
-    return {"ai_reply_p50_ms": None, "ai_reply_p99_ms": None}
+def reply_latency() -> dict[str, float | int]:
+    """AI reply latency in ms, from a human move's answer to the greedy AI's reply in the
+    log, through the real API, queue and worker, at 2- and 4-player tables."""
+    quiet_logs()
+    return measure()
 
 
 def run(pairing: Pairing, budget_s: float, jobs: int) -> dict[str, Any]:
