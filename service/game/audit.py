@@ -80,7 +80,7 @@ class _Checker:
 
 def _deck(event: ev.Event) -> list[Tile]:
     deck = [BY_TEXT[t] for t in event["data"]["deck"]]
-    if sorted(deck) != list(TILES):
+    if sorted(t.index for t in deck) != list(range(len(TILES))):
         raise ValueError(f"hand {event['data']['hand_number']}'s deck is not the 66 tiles")
     return deck
 

@@ -48,9 +48,6 @@ class Tile:
     def __repr__(self) -> str:
         return f"Tile.parse({self.text!r})"
 
-    def __lt__(self, other: Tile) -> bool:
-        return self.index < other.index
-
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return (parse_tile, (self.text,))
 
