@@ -1,6 +1,6 @@
 """AI strength, measured by duplicate matches: the same deals, every seat rotation.
 
-    python -m bench.ai            # the full run: tighter intervals, about 45 minutes on two cores
+    python -m bench.ai            # the full run: tighter intervals, about 40 minutes on two cores
     python -m bench.ai --quick    # a smaller run, under five minutes on two cores
 
 A deal is a match seed: every hand of the match is dealt from it (R5), so replaying it with
