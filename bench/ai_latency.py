@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import random
-import signal
 import statistics
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from service import processes
 from service.api import create_app
 from service.bootstrap import build
 from service.config import Settings
@@ -71,8 +71,7 @@ def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, 
             by_seats = {seats: _reply_times(client, services.store, seats, moves, rng)
                         for seats in seats_list}
         finally:
-            worker.send_signal(signal.SIGTERM)
-            worker.wait(15)
+            processes.stop(worker, 15)
     times = [t for table in by_seats.values() for t in table]
     figures = {f"ai_reply_p50_ms_{seats}p": round(statistics.median(table), 2)
                for seats, table in by_seats.items()}

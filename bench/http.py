@@ -39,7 +39,6 @@ import multiprocessing  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import shutil  # noqa: E402
-import signal  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -47,6 +46,7 @@ import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
+from service import processes  # noqa: E402
 from service.store.server import RedisServer, free_port  # noqa: E402
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
@@ -75,12 +75,7 @@ def gunicorn(app: str, env: dict[str, str], args: argparse.Namespace, log: Path)
             wait_until_up(port, master)
             yield port, master.pid
         finally:
-            master.send_signal(signal.SIGTERM)
-            try:
-                master.wait(15)
-            except subprocess.TimeoutExpired:
-                master.kill()
-                master.wait()
+            processes.stop(master, 15)
 
 
 def wait_until_up(port: int, master: subprocess.Popen[bytes]) -> None:

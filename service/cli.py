@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from service import processes
 from service.config import Settings
 
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
@@ -127,11 +128,7 @@ def _stop(children: list[subprocess.Popen[bytes]]) -> None:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
     for child in children:
-        try:
-            child.wait(timeout=GRACEFUL_TIMEOUT_S + 5)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        processes.reap(child, GRACEFUL_TIMEOUT_S + 5)
 
 
 if __name__ == "__main__":

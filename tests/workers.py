@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
+
+from service import processes
 
 
 class WorkerProcess:
@@ -25,12 +26,7 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """Ask the worker to finish (SIGTERM), then reap it."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        processes.stop(self.process, 10)
 
     def kill(self) -> None:
         """SIGKILL the worker, wherever it is."""

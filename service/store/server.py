@@ -17,6 +17,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from service import processes
+
 START_TIMEOUT_S: Final = 10.0
 STOP_TIMEOUT_S: Final = 10.0
 
@@ -83,11 +85,7 @@ class RedisServer:
     def stop(self) -> None:
         """Stop the server with SIGTERM (it flushes its AOF), or SIGKILL after a timeout."""
         if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.kill()
+            processes.stop(self._process, STOP_TIMEOUT_S)
         self._close_log()
 
     def kill(self) -> None:

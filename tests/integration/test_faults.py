@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import redis
 
+from service import processes
 from service.api import create_app
 from service.bootstrap import build
 from service.config import Settings
@@ -258,12 +259,7 @@ def gunicorn(redis_url: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
         wait_for(lambda: _healthy(port), 30, "gunicorn to answer /healthz")
         yield port, master
     finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(15)
-        except subprocess.TimeoutExpired:
-            master.kill()
-            master.wait()
+        processes.stop(master, 15)
 
 
 def _healthy(port: int) -> bool:
