@@ -2,8 +2,6 @@
 
 from service.store.errors import (
     ConcurrencyError,
-    IdempotencyConflict,
-    IdempotencyInFlight,
     StoreError,
     StoreUnavailable,
 )
@@ -15,8 +13,6 @@ from service.store.server import RedisServer, find_redis_server
 __all__ = [
     "ConcurrencyError",
     "EventStore",
-    "IdempotencyConflict",
-    "IdempotencyInFlight",
     "InMemoryEventStore",
     "RedisEventStore",
     "RedisServer",

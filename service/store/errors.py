@@ -17,11 +17,3 @@ class ConcurrencyError(StoreError):
 
 class StoreUnavailable(StoreError):
     """The store's server cannot be reached (connection refused, timed out)."""
-
-
-class IdempotencyConflict(StoreError):
-    """An idempotency key was reused with another request body."""
-
-
-class IdempotencyInFlight(StoreError):
-    """An idempotency key is still held by a request being handled."""
