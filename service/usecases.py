@@ -118,10 +118,12 @@ class Games:
 
     def current_view(self, game_id: str, seat: int | None) -> dict[str, Any]:
         """Return the state as `seat` sees it, re-queueing a lost AI turn on the way."""
-        state = self._keep(game_id, self.load(game_id))
+        state = self.load(game_id)
+        shown = self._view(game_id, state, seat)
         if self._ai_to_move(state):
             self.queue.heal_turn(game_id, state.version)
-        return self._view(game_id, state, seat)
+        self._keep(game_id, state)  # given back last: another request may then change it
+        return shown
 
     def view_at(self, game_id: str, seat: int | None, version: int) -> dict[str, Any]:
         """Return the state as it was after event `version`, rebuilt by replay (R26)."""
@@ -134,12 +136,12 @@ class Games:
 
     def events(self, game_id: str, seat: int | None, after: int) -> list[ev.Event]:
         """Return the log after `after`, redacted for `seat` until the match has ended (R25)."""
-        finished = self._keep(game_id, self.load(game_id)).status == "finished"
+        finished = self._status(game_id) == "finished"
         return visible_log(self.store.read(game_id, after), seat, finished)
 
     def export(self, game_id: str) -> list[ev.Event]:
         """Return the complete log of an ended match (409 before it ends)."""
-        if self._keep(game_id, self.load(game_id)).status != "finished":
+        if self._status(game_id) != "finished":
             raise problems.Conflict("the export is available once the match has ended")
         return self.store.read(game_id)
 
@@ -197,7 +199,9 @@ class Games:
                     raise problems.PreconditionFailed(
                         "another move landed first", version=race.current_version) from race
                 continue
-            return self._view(game_id, self._keep(game_id, state), seat)
+            shown = self._view(game_id, state, seat)
+            self._keep(game_id, state)
+            return shown
         raise problems.Busy("the game is too busy; try again")
 
     def _commit(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
@@ -252,10 +256,16 @@ class Games:
             self._metas.put(game_id, meta)
         return meta
 
-    def _keep(self, game_id: str, state: GameState) -> GameState:
+    def _status(self, game_id: str) -> str:
+        """Return the game's status (`playing`, `finished`)."""
+        state = self.load(game_id)
+        status = state.status
+        self._keep(game_id, state)
+        return status
+
+    def _keep(self, game_id: str, state: GameState) -> None:
         """Give back a state that matches the log, for the next request to build on."""
         self._states.put(game_id, state)
-        return state
 
     @staticmethod
     def _view(game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
