@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.api import auth
 from service import processes
 from service.api import create_app
 from service.bootstrap import build
@@ -21,10 +22,6 @@ from service.config import Settings
 from service.store.server import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def _reply_times(client, store, seats: int, moves: int, rng: random.Random) -> list[float]:
@@ -35,14 +32,14 @@ def _reply_times(client, store, seats: int, moves: int, rng: random.Random) -> l
     game_id, token = created.json["game_id"], created.json["seats"][0]["token"]
     times: list[float] = []
     while len(times) < moves:
-        state = client.get(f"/v1/games/{game_id}", headers=_auth(token)).json
+        state = client.get(f"/v1/games/{game_id}", headers=auth(token)).json
         if state["status"] != "playing":
             break
         if state["turn"] != 0:
             store.wait_for_events(game_id, state["version"], 2000)
             continue
         answer = client.post(f"/v1/games/{game_id}/moves", json=rng.choice(state["legal_moves"]),
-                             headers=_auth(token))
+                             headers=auth(token))
         answered = time.perf_counter()
         if answer.json["turn"] in (0, None):
             continue  # no AI to answer this move

@@ -1,12 +1,24 @@
-"""Real rq worker processes for tests: `spinner worker` in a subprocess."""
+"""Real rq worker processes for tests, and polling for what they do."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 from service import processes
+
+
+def wait_until(check: Callable[[], bool], timeout: float) -> bool:
+    """Poll `check` until it holds or `timeout` seconds pass; return whether it held."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 class WorkerProcess:

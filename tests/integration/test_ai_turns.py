@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from rq import Queue
@@ -17,17 +17,7 @@ from service.config import Settings
 from service.rules.turns import legal_moves
 from service.turn_queue import QUEUE_NAME, job_id
 from tests.api.driver import auth, create
-from tests.workers import WorkerProcess
-
-
-def wait_until(check: Callable[[], bool], timeout: float) -> bool:
-    """Poll `check` until it holds or `timeout` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
+from tests.workers import WorkerProcess, wait_until
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from service.game.audit import audit
 from service.store.redis_store import RedisEventStore, game_key
 from service.store.server import RedisServer, free_port
 from tests.api.driver import auth, create
+from tests.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION_EVENT = {"play": "tile_played", "draw": "tile_drawn", "pass": "passed"}
@@ -121,10 +122,7 @@ def run_players(send_for: Callable[[], Send], games: dict[str, dict[int, str]],
 
 def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
     """Poll `condition` until it holds, or fail the test naming `what`."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
+    assert wait_until(condition, timeout_s), f"timed out waiting for {what}"
 
 
 def check_log(store: RedisEventStore, record: Record, games: dict[str, dict[int, str]]) -> None:
