@@ -11,7 +11,7 @@ from service.rules.errors import OutOfTurn
 from service.rules.hand import Hand
 from service.rules.moves import Move
 from service.rules.opening import opening_double, tiles_per_hand
-from service.rules.scoring import blocked_winner, match_winners, points
+from service.rules.scoring import hand_result, match_winners
 from service.rules.tiles import Tile
 from service.rules.turns import check_move
 
@@ -88,22 +88,20 @@ def _play(rec: Recorder, hand: Hand, seat: int, tile: Tile, end: str | None,
     rec.record(ev.TILE_PLAYED, seat, {"tile": tile.text, "end": end, "expose": expose,
                                       "new_ends": hand.new_end_ids(tile, end)})
     if not hand.tiles[seat]:  # R19
-        _end_hand(rec, hand, "domino", seat)
+        _end_hand(rec, hand, "domino")
 
 
 def _pass(rec: Recorder, hand: Hand, seat: int) -> None:
     rec.record(ev.PASSED, seat, {})
-    if hand.passes < hand.seats:
-        return
-    if hand.obligations:  # R18
+    outcome = hand.round_of_passes()
+    if outcome == "lift":  # R18
         rec.record(ev.OBLIGATION_LIFTED, None, {"ends": list(hand.obligations)})
-    else:  # R20
-        _end_hand(rec, hand, "blocked", None)
+    elif outcome == "block":  # R20
+        _end_hand(rec, hand, "blocked")
 
 
-def _end_hand(rec: Recorder, hand: Hand, ended_by: str, domino_seat: int | None) -> None:
-    scores = [points(held) for held in hand.tiles]  # R21
-    winner = domino_seat if domino_seat is not None else blocked_winner(scores)  # R22
+def _end_hand(rec: Recorder, hand: Hand, ended_by: str) -> None:
+    scores, winner = hand_result(hand.tiles)  # R21, R22
     rec.record(ev.HAND_ENDED, None, {
         "hand_number": hand.number, "ended_by": ended_by, "points": scores, "winner": winner,
         "hands": [[t.text for t in held] for held in hand.tiles],

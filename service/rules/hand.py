@@ -136,6 +136,13 @@ class Hand:
         self.drawn = None
         self.turn = self.next_seat(seat)
 
+    def round_of_passes(self) -> str | None:
+        """After a pass: `lift` (R18) or `block` (R20) once every seat has passed in a row
+        with the boneyard empty, else None."""
+        if self.passes < self.seats:
+            return None
+        return "lift" if self.obligations else "block"
+
     def lift_obligations(self) -> None:
         """Lift every pending obligation (R18)."""
         self.obligations.clear()

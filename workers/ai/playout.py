@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Final
 
 from service.rules.hand import Hand
-from service.rules.matching import EXPOSES, MATCHES
+from service.rules.matching import EXPOSES, MATCHES, PLAYABLE_ON
 from service.rules.moves import Move
-from service.rules.scoring import blocked_winner, points
+from service.rules.scoring import hand_result
 from service.rules.tiles import TILES, Tile
+from service.rules.turns import targets
 
 Play = tuple[Tile, str, int]
 """A play on an end: the tile, the end id and the value it leaves."""
@@ -33,9 +34,7 @@ def finish(hand: Hand) -> None:
 
 def outcome(hand: Hand) -> tuple[list[int], int]:
     """Return an ended hand's points per seat (R21) and its winner (R22)."""
-    scores = [points(held) for held in hand.tiles]
-    out = next((s for s, held in enumerate(hand.tiles) if not held), None)
-    return scores, out if out is not None else blocked_winner(scores)
+    return hand_result(hand.tiles)
 
 
 DOUBLE_BONUS = 5
@@ -48,8 +47,6 @@ def _rank(tile: Tile) -> int:
 
 SHED_RANK: Final = tuple(_rank(t) for t in TILES)
 """SHED_RANK[tile.index]: greedy sheds spinners (wild, R13) last, else the most points first."""
-
-_PLAYABLE_ON: Final = tuple(sum(1 << v for v in values) for values in MATCHES)
 
 
 def keep_counts(held: list[Tile], played: Tile) -> list[int]:
@@ -74,20 +71,19 @@ def _step(hand: Hand, seat: int) -> bool:
 
 def default_play(hand: Hand, seat: int) -> Play | None:
     """The greedy play: the best tile by `SHED_RANK`, leaving the value the seat can follow most."""
-    ends = hand.ends
-    targets = [(e, ends[e]) for e in hand.obligations] if hand.obligations else ends.items()
+    ends = targets(hand)
     mask = 0
-    for _, value in targets:
+    for value in ends.values():
         mask |= 1 << value
     best, top = None, -1
     for tile in (hand.tiles[seat] if hand.drawn is None else (hand.drawn,)):
         rank = SHED_RANK[tile.index]
-        if rank > top and _PLAYABLE_ON[tile.index] & mask:
+        if rank > top and PLAYABLE_ON[tile.index] & mask:
             best, top = tile, rank
     if best is None:
         return None
     row = EXPOSES[best.index]
-    options = [(end, exposes) for end, value in targets if (exposes := row[value])]
+    options = [(end, exposes) for end, value in ends.items() if (exposes := row[value])]
     end, exposes = options[0]
     values = {x for _, xs in options for x in xs} if len(options) > 1 else exposes
     if len(values) == 1:
@@ -104,9 +100,7 @@ def _play(hand: Hand, seat: int, tile: Tile, end: str | None, expose: int) -> bo
 
 def _pass(hand: Hand, seat: int) -> bool:
     hand.apply_pass(seat)
-    if hand.passes < hand.seats:
-        return False
-    if hand.obligations:  # R18
+    outcome = hand.round_of_passes()
+    if outcome == "lift":  # R18
         hand.lift_obligations()
-        return False
-    return True  # R20
+    return outcome == "block"  # R20
