@@ -14,7 +14,7 @@ class GameState:
     """Everything the log says about one match; built only by `evolve`."""
 
     __slots__ = ("players", "rules", "version", "last_hash", "hand", "hand_seq", "totals",
-                 "scores", "winners", "status")
+                 "scores", "winners", "status", "hand_over")
 
     def __init__(self) -> None:
         self.players: list[dict[str, Any]] = []
@@ -27,6 +27,7 @@ class GameState:
         self.scores: list[dict[str, Any]] = []
         self.winners: list[int] = []
         self.status = "playing"
+        self.hand_over = False  # whether the current hand has been scored
 
     @property
     def seats(self) -> int:
@@ -39,15 +40,6 @@ class GameState:
         if self.status != "playing" or self.hand is None or self.hand_over:
             return None
         return self.hand.turn
-
-    @property
-    def hand_over(self) -> bool:
-        """Whether the current hand has been scored."""
-        scores, hand = self.scores, self.hand
-        if not scores or hand is None:
-            return False
-        last: int = scores[-1]["hand_number"]
-        return last == hand.number
 
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain data, for snapshots and comparisons."""
@@ -69,6 +61,8 @@ class GameState:
         state.hand_seq = data["hand_seq"]
         state.totals, state.scores = list(data["totals"]), list(data["scores"])
         state.winners, state.status = list(data["winners"]), data["status"]
+        state.hand_over = bool(state.scores and state.hand
+                               and state.scores[-1]["hand_number"] == state.hand.number)
         return state
 
 
@@ -83,6 +77,7 @@ def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> N
     state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
                            data["shuffler"], state.seats)
     state.hand_seq = state.version + 1
+    state.hand_over = False
 
 
 def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -113,6 +108,7 @@ def _hand_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
     keys = ("hand_number", "points", "winner", "ended_by")
     state.scores.append({k: data[k] for k in keys})
     state.totals = [t + p for t, p in zip(state.totals, data["points"], strict=True)]
+    state.hand_over = True
 
 
 def _game_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:

@@ -17,26 +17,6 @@ END_IDS: Final = tuple(f"e{i}" for i in range(128))
 """End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them."""
 
 
-def holds(held: Sequence[Tile], tile: Tile) -> bool:
-    """Return whether `tile` is in `held`, comparing identities (see `position`)."""
-    for other in held:  # noqa: SIM110 -- a loop is faster than any() on a generator
-        if other is tile:
-            return True
-    return False
-
-
-def position(held: Sequence[Tile], tile: Tile) -> int:
-    """Return where `tile` is in `held` (ValueError if nowhere), comparing identities.
-
-    Tiles are singletons; `held.index(tile)` would go through Tile's Python-level rich
-    comparison (it defines `__lt__`) for every other tile, several times slower.
-    """
-    for i, other in enumerate(held):
-        if other is tile:
-            return i
-    raise ValueError(f"{tile} is not held")
-
-
 class Hand:
     """One hand in play; its methods apply facts that have already been decided."""
 
@@ -109,8 +89,7 @@ class Hand:
     def apply_play(self, seat: int, tile: Tile, end: str | None, expose: int,
                    new_ends: Sequence[str]) -> None:
         """Seat plays `tile` on `end`, opening `new_ends` of value `expose` (R10-R17)."""
-        held = self.tiles[seat]
-        del held[position(held, tile)]
+        self.tiles[seat].remove(tile)
         obligations = self.obligations
         if end is None:  # R12: the opening double; east and west are owed first (R17)
             obligations[:] = new_ends[:2]

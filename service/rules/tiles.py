@@ -20,6 +20,8 @@ def _half(n: int) -> str:
 class Tile:
     """One tile, `lo-hi` with lo <= hi and the spinner half as 10 (R1, R2)."""
 
+    # Tiles are singletons with no __eq__ or ordering: `in`, `remove` and `index` on lists
+    # of tiles compare identities, at C speed.
     __slots__ = ("lo", "hi", "value", "is_double", "wild_halves", "index", "text")
 
     lo: int

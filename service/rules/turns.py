@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final, NoReturn
 
 from service.rules.errors import IllegalMove, OutOfTurn
-from service.rules.hand import Hand, holds
+from service.rules.hand import Hand
 from service.rules.matching import EXPOSES, PLAYABLE_ON
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import opening_value
@@ -152,7 +152,7 @@ def _check_pass(hand: Hand, seat: int) -> None:
 def _check_play(hand: Hand, seat: int, move: Move) -> Move:
     _, tile, end, expose = move  # unpacked once: a tuple is faster to unpack than to read
     assert tile is not None
-    if not holds(hand.tiles[seat], tile):
+    if tile not in hand.tiles[seat]:
         raise IllegalMove("R16", f"you do not hold {tile}")
     if not hand.layout:
         return _check_opening(hand, move, tile)
