@@ -24,7 +24,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
         app.register_blueprint(blueprint)
     observability.register(app)  # first: the request id is set before any other hook runs
-    limits.register(app)
+    limits.register(app, services.settings)
     cors.register(app, services.settings.cors_origins)
     errors.register(app)
     return app

@@ -20,6 +20,8 @@ from service.rules.tiles import parse_tile
 
 LEVELS = ("random", "greedy", "expert")
 ACTIONS = ("play", "draw", "pass")
+MEMO_LIMIT = 4096
+"""Distinct values an `Interned` field keeps dumped; it starts afresh when full."""
 
 
 class StrictInt(fields.Integer):
@@ -32,6 +34,29 @@ class StrictInt(fields.Integer):
         if isinstance(value, bool):
             raise self.make_error("invalid")
         return int(super()._validated(value))
+
+
+class Interned(fields.Nested):
+    """A nested dict of a few plain values, dumped through its schema once per distinct value.
+
+    Placed tiles, open ends, players and moves recur from one answer to the next: each is
+    dumped by its schema the first time and then reused; the dumped dicts are only read.
+    """
+
+    def __init__(self, nested: type[Schema], **kwargs: Any) -> None:
+        super().__init__(nested, **kwargs)
+        self._memo: dict[tuple[Any, ...], Any] = {}
+
+    def _serialize(self, nested_obj: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if nested_obj is None:
+            return None
+        key = tuple(nested_obj.items())
+        dumped = self._memo.get(key)
+        if dumped is None:
+            if len(self._memo) >= MEMO_LIMIT:
+                self._memo.clear()
+            dumped = self._memo[key] = super()._serialize(nested_obj, attr, obj, **kwargs)
+        return dumped
 
 
 # Requests ---------------------------------------------------------------
@@ -160,8 +185,8 @@ class EndOut(Schema):
 class LayoutOut(Schema):
     """The table: tiles in the order played and the open ends."""
 
-    tiles = fields.List(fields.Nested(PlacedTileOut))
-    ends = fields.List(fields.Nested(EndOut))
+    tiles = fields.List(Interned(PlacedTileOut))
+    ends = fields.List(Interned(EndOut))
 
 
 class HandScoreOut(Schema):
@@ -193,12 +218,12 @@ class StateOut(Schema):
     boneyard_count = fields.Integer()
     layout = fields.Nested(LayoutOut)
     obligations = fields.List(fields.String())
-    players = fields.List(fields.Nested(PlayerOut))
+    players = fields.List(Interned(PlayerOut))
     scores = fields.List(fields.Nested(HandScoreOut))
     winners = fields.List(fields.Integer())
     seat = fields.Integer()
     hand = fields.List(fields.String())
-    legal_moves = fields.List(fields.Nested(MoveOut))
+    legal_moves = fields.List(Interned(MoveOut))
 
 
 class EventOut(Schema):
@@ -241,7 +266,7 @@ class ProblemOut(Schema):
     detail = fields.String()
     errors = fields.List(fields.Nested(FieldErrorOut))
     rule = fields.String()
-    legal_moves = fields.List(fields.Nested(MoveOut))
+    legal_moves = fields.List(Interned(MoveOut))
     version = fields.Integer()
 
 
