@@ -186,23 +186,34 @@ class Games:
 
     def _move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
               idem: tuple[str, str] | None) -> dict[str, Any]:
-        for _ in range(RACE_RETRIES):
-            state = self.load(game_id)
-            if if_match is not None and if_match != state.version:
-                raise problems.PreconditionFailed(
-                    f"the game is at version {state.version}", version=state.version)
+        """Decide on the cached state at once, trusting the append's version check to catch a
+        cache that is behind the log; anything it refuses is decided again on a current state."""
+        cached = self._states.take(game_id)
+        if cached is not None:
             try:
-                self._commit(game_id, state, seat, body, idem)
+                return self._try_move(game_id, cached.clone(), seat, body, if_match, idem)
+            except (problems.Problem, ConcurrencyError):
+                self._keep(game_id, cached)  # right at its version: `load` catches it up
+        for _ in range(RACE_RETRIES):
+            try:
+                return self._try_move(game_id, self.load(game_id), seat, body, if_match, idem)
             except ConcurrencyError as race:
                 metrics.APPEND_CONFLICTS.inc()
                 if if_match is not None:
                     raise problems.PreconditionFailed(
                         "another move landed first", version=race.current_version) from race
-                continue
-            shown = self._view(game_id, state, seat)
-            self._keep(game_id, state)
-            return shown
         raise problems.Busy("the game is too busy; try again")
+
+    def _try_move(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+                  if_match: int | None, idem: tuple[str, str] | None) -> dict[str, Any]:
+        """Check If-Match, decide and append the move on `state`; return the seat's new view."""
+        if if_match is not None and if_match != state.version:
+            raise problems.PreconditionFailed(
+                f"the game is at version {state.version}", version=state.version)
+        self._commit(game_id, state, seat, body, idem)
+        shown = self._view(game_id, state, seat)
+        self._keep(game_id, state)
+        return shown
 
     def _commit(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
                 idem: tuple[str, str] | None) -> None:

@@ -41,6 +41,15 @@ class GameState:
             return None
         return self.hand.turn
 
+    def clone(self) -> GameState:
+        """Return an independent copy: what `evolve` changes in place is copied, the rest shared."""
+        other = GameState.__new__(GameState)
+        for name in GameState.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.hand = self.hand.clone() if self.hand else None
+        other.scores = list(self.scores)
+        return other
+
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain data, for snapshots and comparisons."""
         return {

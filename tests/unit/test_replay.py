@@ -79,6 +79,15 @@ def test_R26_a_snapshot_in_mid_hand_plays_on_like_the_original():
     assert restored.turn == match.state.turn == 1
 
 
+def test_R26_a_clone_plays_on_alone_and_the_original_stays_at_its_version(finished):
+    for cut in (2, len(finished.events) // 3, len(finished.events) - 2):
+        original = replay(finished.events[:cut])
+        before = original.to_dict()
+        clone = replay(finished.events[cut:], original.clone())
+        assert clone.to_dict() == finished.state.to_dict()
+        assert original.to_dict() == before
+
+
 def test_R26_each_hash_chains_the_previous_hash_and_the_events_canonical_json(finished):
     prev = "0" * 64
     for seq, event in enumerate(finished.events, start=1):

@@ -1,0 +1,73 @@
+"""Two API processes over one Redis: a move decided on a cached state that is behind the log
+is never answered from that stale state (the append's version check and a second decision)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service import problems
+from service.bootstrap import Services, build
+from service.config import Settings
+from service.game.state import replay
+
+
+@pytest.fixture
+def two_processes(redis_url: str, redis_client: Any) -> tuple[Services, Services]:
+    """Two independent service instances (each with its own state cache) over one Redis."""
+    return build(Settings(redis_url=redis_url)), build(Settings(redis_url=redis_url))
+
+
+def stale_game(a: Services, b: Services) -> tuple[str, int, int, dict[str, Any]]:
+    """A game that `a` has cached at the version before `b` played the first seat's move.
+
+    Returns the game id, the version `a` cached, and the seat and move `b` played.
+    """
+    players = [{"name": f"P{s}", "kind": "human"} for s in range(3)]
+    game_id = a.games.create(players, {"hands": 1, "opening": "draw"}, 7).game_id
+    seen = a.games.current_view(game_id, None)  # `a` now caches this version
+    seat = seen["turn"]
+    move = b.games.current_view(game_id, seat)["legal_moves"][0]
+    b.games.move(game_id, seat, move, None, None)
+    return game_id, seen["version"], seat, move
+
+
+def test_a_process_behind_the_log_applies_the_next_seats_legal_move(
+        two_processes: tuple[Services, Services]) -> None:
+    a, b = two_processes
+    game_id, cached_version, _, _ = stale_game(a, b)
+    current = b.games.current_view(game_id, None)
+    seat = current["turn"]
+    move = b.games.current_view(game_id, seat)["legal_moves"][0]
+    answer = a.games.move(game_id, seat, move, None, None)  # out of turn on a's cached state
+    log = a.store.read(game_id)
+    assert answer["version"] == len(log) > current["version"] > cached_version
+    assert log[current["version"]]["seat"] == seat
+    assert a.games.load(game_id).to_dict() == replay(log).to_dict()
+
+
+def test_a_move_legal_only_on_the_stale_cache_is_refused_by_the_current_rules(
+        two_processes: tuple[Services, Services]) -> None:
+    a, b = two_processes
+    game_id, cached_version, seat, move = stale_game(a, b)
+    version = b.store.version(game_id)
+    with pytest.raises(problems.Problem) as refused:  # R4: that seat has moved already
+        a.games.move(game_id, seat, move, None, None)
+    assert refused.value.status == 409
+    assert refused.value.extra["rule"] == "R4"
+    assert b.store.version(game_id) == version > cached_version
+
+
+def test_if_match_on_the_stale_cache_version_gets_412_with_the_current_version(
+        two_processes: tuple[Services, Services]) -> None:
+    a, b = two_processes
+    game_id, cached_version, _, _ = stale_game(a, b)
+    current = b.games.current_view(game_id, None)
+    seat = current["turn"]
+    move = b.games.current_view(game_id, seat)["legal_moves"][0]
+    with pytest.raises(problems.Problem) as refused:
+        a.games.move(game_id, seat, move, cached_version, None)
+    assert refused.value.status == 412
+    assert refused.value.extra["version"] == current["version"]
+    assert b.store.version(game_id) == current["version"]
