@@ -78,7 +78,7 @@ def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
         rec.record(ev.TILE_DRAWN, seat, {"tile": hand.boneyard[0].text, "reason": "draw"})
     else:
         _pass(rec, hand, seat)
-    if rec.events[-1]["type"] == ev.HAND_ENDED:  # what ends a hand is recorded last
+    if state.hand_over:
         _after_hand(rec, shuffle)
     return rec.events
 

@@ -13,8 +13,9 @@ from service.rules.opening import (
 )
 from service.rules.tiles import BY_TEXT, Tile
 
-END_IDS: Final = tuple(f"e{i}" for i in range(128))
-"""End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them."""
+END_IDS: Final = [f"e{i}" for i in range(128)]
+"""End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them. A list, so
+that a slice of it is a new list of ids; never changed."""
 
 
 class Hand:
@@ -129,9 +130,11 @@ class Hand:
 
     def new_end_ids(self, tile: Tile, end: str | None) -> list[str]:
         """Return the ids the play of `tile` on `end` opens: 4 for the opener, 3 for a double."""
-        first, count = self.next_end, 4 if end is None else 3 if tile.is_double else 1
-        ids = END_IDS[first:first + count]
-        return list(ids) if len(ids) == count else [f"e{first + i}" for i in range(count)]
+        first = self.next_end
+        last = first + (4 if end is None else 3 if tile.is_double else 1)
+        if last <= len(END_IDS):
+            return END_IDS[first:last]
+        return [f"e{i}" for i in range(first, last)]
 
     def clone(self) -> Hand:
         """Return an independent copy for search; only the immutable tiles are shared."""

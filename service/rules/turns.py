@@ -60,22 +60,21 @@ def plays_of(tile: Tile, ends: dict[str, int]) -> list[Move]:
     return plays
 
 
-def values_mask(ends: dict[str, int]) -> int:
-    """Return the values of `ends` (id -> value) as a bit set, bit v for value v."""
-    mask = 0
+def target_values(hand: Hand) -> int:
+    """Return the values of the ends a play may go on now (R17) as a bit set, bit v for v."""
+    ends, owed, mask = hand.ends, hand.obligations, 0
+    if owed:  # without building the dict `targets` returns
+        for end in owed:
+            mask |= 1 << ends[end]
+        return mask
     for value in ends.values():
         mask |= 1 << value
     return mask
 
 
-def can_play(tile: Tile, ends: dict[str, int]) -> bool:
-    """Return whether `tile` matches any of `ends` (R13)."""
-    return bool(PLAYABLE_ON[tile.index] & values_mask(ends))
-
-
 def has_play(hand: Hand, seat: int) -> bool:
     """Return whether the seat holds a tile it can play now (R16)."""
-    mask = values_mask(targets(hand))
+    mask = target_values(hand)
     for tile in hand.tiles[seat]:  # noqa: SIM110 -- a loop is faster than any() on a generator
         if PLAYABLE_ON[tile.index] & mask:
             return True
@@ -85,7 +84,7 @@ def has_play(hand: Hand, seat: int) -> bool:
 def hand_plays(held: list[Tile], ends: dict[str, int]) -> list[Move]:
     """Return every play of the `held` tiles on `ends` (id -> value), tile by tile (R13, R14)."""
     mask = 0
-    for value in ends.values():  # values_mask(ends), inlined on this hot path
+    for value in ends.values():
         mask |= 1 << value
     plays: list[Move] = []
     for tile in held:
@@ -108,10 +107,12 @@ def legal_moves(hand: Hand, seat: int) -> list[Move]:
         return []
     if not hand.layout:
         return opening_plays(hand)
-    ends = targets(hand)
-    if hand.drawn is not None:
-        return plays_of(hand.drawn, ends) or [PASS]
-    return hand_plays(hand.tiles[seat], ends) or [DRAW if hand.boneyard else PASS]
+    drawn = hand.drawn
+    if drawn is None:
+        return hand_plays(hand.tiles[seat], targets(hand)) or [DRAW if hand.boneyard else PASS]
+    if PLAYABLE_ON[drawn.index] & target_values(hand):  # a drawn tile mostly fits nowhere
+        return plays_of(drawn, targets(hand))
+    return [PASS]
 
 
 def check_move(hand: Hand, seat: int, move: Move) -> Move:
@@ -140,7 +141,7 @@ def _check_draw(hand: Hand, seat: int) -> None:
 
 def _check_pass(hand: Hand, seat: int) -> None:
     if hand.drawn is not None:
-        if can_play(hand.drawn, targets(hand)):
+        if PLAYABLE_ON[hand.drawn.index] & target_values(hand):
             raise IllegalMove("R16", f"the tile you drew, {hand.drawn}, can be played: play it")
         return
     if has_play(hand, seat):
