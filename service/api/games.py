@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from flask import Blueprint, Response, current_app, json, url_for
+from flask import Blueprint, Response, current_app, url_for
 
 from service.api import requests as req
 from service.api import schemas
+from service.cache import Lru
 from service.usecases import Games
 
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
-_created_out, _state_out = schemas.CreatedOut(), schemas.StateOut()
+_created_out = schemas.CreatedOut()
+_table_out = schemas.StateOut(exclude=schemas.OWN_FIELDS)  # the same for every seat
+_own_out = schemas.StateOut(only=schemas.OWN_FIELDS)
+_tables: Lru[dict[str, Any]] = Lru(256)  # dumped tables by game and version, which fix them
 _events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
+_to_json = json.JSONEncoder(separators=(",", ":")).encode  # compact, in the schemas' order
 
 
 def games() -> Games:
@@ -26,7 +32,7 @@ def games() -> Games:
 def answer(schema: Any, payload: dict[str, Any], status: int = 200,
            headers: dict[str, str] | None = None) -> Response:
     """Dump `payload` through `schema` as a JSON answer."""
-    return Response(json.dumps(schema.dump(payload)), status, headers=headers,
+    return Response(_to_json(schema.dump(payload)), status, headers=headers,
                     mimetype="application/json")
 
 
@@ -37,8 +43,14 @@ def caller_seat(game_id: str, required: bool) -> int | None:
 
 
 def state_answer(view: dict[str, Any]) -> Response:
-    """Answer with a state view and its ETag."""
-    return answer(_state_out, view, headers={"ETag": f'"{view["version"]}"'})
+    """Answer with a state view (StateOut) and its ETag."""
+    key = f'{view["game_id"]}:{view["version"]}'
+    table = _tables.get(key)
+    if table is None:
+        table = _table_out.dump(view)
+        _tables.put(key, table)
+    body = _to_json({**table, **_own_out.dump(view)})
+    return Response(body, headers={"ETag": f'"{view["version"]}"'}, mimetype="application/json")
 
 
 @bp.post("/games")

@@ -40,14 +40,15 @@ def _start() -> None:
 
 def _finish(response: Response) -> Response:
     seconds = time.perf_counter() - g.started
-    route = request.url_rule.rule if request.url_rule else "unmatched"
-    status = response.status_code
+    req = request._get_current_object()  # type: ignore[attr-defined]  # one proxy lookup
+    method, status = req.method, response.status_code
+    route = req.url_rule.rule if req.url_rule else "unmatched"
     response.headers["X-Request-ID"] = g.request_id
-    metrics.HTTP_REQUESTS.labels(request.method, route, status).inc()
+    metrics.HTTP_REQUESTS.labels(method, route, status).inc()
     metrics.HTTP_SECONDS.labels(route).observe(seconds)
-    if request.endpoint == "games.post_move":
+    if req.endpoint == "games.post_move":
         metrics.MOVES.labels("accepted" if status == 200 else f"rejected_{status}").inc()
-    access.info("%s %s %s", request.method, route, status,
-                extra={"method": request.method, "route": route, "status": status,
+    access.info("%s %s %s", method, route, status,
+                extra={"method": method, "route": route, "status": status,
                        "duration_ms": round(seconds * 1000, 2)})
     return response

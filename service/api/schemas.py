@@ -205,6 +205,10 @@ class RulesOut(Schema):
     opening = fields.String()
 
 
+OWN_FIELDS = ("seat", "hand", "legal_moves")
+"""The fields of StateOut that only the caller's own seat gets (R25)."""
+
+
 class StateOut(Schema):
     """The state as one seat (or a spectator) may see it (API.md "The state")."""
 

@@ -109,3 +109,21 @@ def test_R25_the_log_is_complete_for_everyone_once_the_match_has_ended(client):
     public = client.get(f"/v1/games/{game_id}/events").json["events"]
     assert public == export
     assert "deck" in export[1]["data"]
+
+
+def test_R25_games_at_the_same_version_each_answer_their_own_table_and_hand(client, services):
+    games = []
+    for name in ("Ann", "Bob"):  # the same deal, so the same version; other names and tokens
+        body = {"players": [{"name": f"{name}{s}", "kind": "human"} for s in range(3)],
+                "seed": 5}
+        created = client.post("/v1/games", json=body).json
+        games.append((created["game_id"], [s["token"] for s in created["seats"]], name))
+    assert len({services.store.version(game_id) for game_id, _, _ in games}) == 1
+    for game_id, tokens, name in games + games:  # twice: the second answers are cached
+        state = replay(services.store.read(game_id))
+        for seat in (0, 1, None):
+            answer = client.get(f"/v1/games/{game_id}",
+                                headers=auth(tokens[seat]) if seat is not None else {}).json
+            assert [p["name"] for p in answer["players"]] == [f"{name}{s}" for s in range(3)]
+            assert answer.get("hand") == \
+                (None if seat is None else [t.text for t in state.hand.tiles[seat]])
