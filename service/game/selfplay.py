@@ -16,7 +16,7 @@ from service.game import events as ev
 from service.game.commands import Shuffle, create_game, make_move
 from service.game.state import GameState, evolve, replay
 from service.rules.errors import IllegalMove
-from service.rules.hand import Hand
+from service.rules.hand import Hand, index_by_value
 from service.rules.matching import EXPOSES
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import OPENING_RULES
@@ -127,17 +127,19 @@ def sweep(games: int, rng_for: Callable[[int], Rng], checker: Watcher | None = N
 class Checker:
     """Checks the invariants at every step of self-played matches and keeps what breaks.
 
-    Per step: all 66 tiles accounted for (R1, R5); a listed move accepted; then, in turn,
-    a move built to break one rule rejected naming it, or a random move accepted exactly
-    when listed (R16). Per hand: it ends by domino or block, scored by R19-R22, and replaying its
-    events onto a snapshot reproduces the state (R26). Per match: replaying the whole log.
+    Per step: all 66 tiles accounted for (R1, R5); the open ends indexed by value (for
+    `open_plays`); a listed move accepted; then, in turn, a move built to break one rule
+    rejected naming it, or a random move accepted exactly when listed (R16). Per hand: it
+    ends by domino or block, scored by R19-R22, and replaying its events onto a snapshot
+    reproduces the state (R26). Per match: replaying the whole log.
     It draws its probes from its own `rng`, so checked and unchecked matches play alike.
     """
 
     def __init__(self, rng: Rng, keep: int = 20) -> None:
         self.rng, self.keep = rng, keep
         self.failures: dict[str, list[str]] = {k: [] for k in
-                                               ("tiles", "listed", "unlisted", "ending", "replay")}
+                                               ("tiles", "index", "listed", "unlisted",
+                                                "ending", "replay")}
         self.counts: Counter[str] = Counter()
         self.snapshot: dict[str, Any] = {}
         self.segment: list[ev.Event] = []
@@ -157,6 +159,8 @@ class Checker:
         rng, counts = self.rng, self.counts
         counts["steps"] += 1
         self._check_tile_count(hand)
+        if hand.ends_by_value != index_by_value(hand.ends):
+            self.fail("index", f"hand {hand.number}: ends_by_value does not match the open ends")
         self._check_listed(hand, seat, pick(rng, moves))
         if counts["steps"] % 2:  # one probe of the two kinds below per step, in turn
             self._check_unlisted(hand, seat, moves, rng)

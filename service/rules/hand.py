@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from service.rules.opening import (
@@ -18,12 +18,17 @@ END_IDS: Final = [f"e{i}" for i in range(128)]
 that a slice of it is a new list of ids; never changed."""
 
 
+def index_by_value(ends: Mapping[str, int]) -> list[list[str]]:
+    """Return the ids of `ends` (id -> value) of each value 0-9, in their order."""
+    return [[end for end, v in ends.items() if v == value] for value in range(10)]
+
+
 class Hand:
     """One hand in play; its methods apply facts that have already been decided."""
 
     __slots__ = (
         "number", "rule", "seats", "shuffler", "tiles", "boneyard", "ends", "obligations",
-        "layout", "next_end", "turn", "openers", "drawn", "passes",
+        "layout", "next_end", "turn", "openers", "drawn", "passes", "ends_by_value",
     )
 
     def __init__(self, number: int, rule: str, seats: int, shuffler: int) -> None:
@@ -34,6 +39,8 @@ class Hand:
         self.tiles: list[list[Tile]] = [[] for _ in range(seats)]
         self.boneyard: list[Tile] = []
         self.ends: dict[str, int] = {}  # open end id -> value (R11), in order of creation
+        # `ends` indexed for listing plays: the open end ids of each value 0-9, oldest first
+        self.ends_by_value: list[list[str]] = [[] for _ in range(10)]
         self.obligations: list[str] = []  # end ids a play must go on now (R17)
         self.layout: list[tuple[Tile, str | None, int]] = []  # (tile, end, expose) as played
         self.next_end = 1
@@ -96,7 +103,7 @@ class Hand:
             obligations[:] = new_ends[:2]
             self.openers = ()
         else:
-            del self.ends[end]
+            self.ends_by_value[self.ends.pop(end)].remove(end)
             if end in obligations:
                 obligations.remove(end)
             if tile.is_double:  # R15, R17: three new ends, all owed
@@ -104,6 +111,7 @@ class Hand:
         ends = self.ends
         for end_id in new_ends:
             ends[end_id] = expose
+        self.ends_by_value[expose] += new_ends
         self.layout.append((tile, end, expose))
         self.next_end += len(new_ends)
         self.drawn = None
@@ -115,6 +123,11 @@ class Hand:
         self.passes = self.passes + 1 if not self.boneyard else 0
         self.drawn = None
         self.turn = self.next_seat(seat)
+
+    def set_ends(self, ends: Mapping[str, int]) -> None:
+        """Make `ends` (id -> value, oldest first) the open ends: for positions built directly."""
+        self.ends = dict(ends)
+        self.ends_by_value = index_by_value(ends)
 
     def round_of_passes(self) -> str | None:
         """After a pass: `lift` (R18) or `block` (R20) once every seat has passed in a row
@@ -145,6 +158,7 @@ class Hand:
         other.tiles = [list(held) for held in self.tiles]
         other.boneyard = list(self.boneyard)
         other.ends = dict(self.ends)
+        other.ends_by_value = [list(ids) for ids in self.ends_by_value]
         other.obligations = list(self.obligations)
         other.layout = list(self.layout)
         return other
@@ -169,7 +183,7 @@ class Hand:
         hand = cls(data["number"], data["rule"], data["seats"], data["shuffler"])
         hand.tiles = [[BY_TEXT[t] for t in held] for held in data["tiles"]]
         hand.boneyard = [BY_TEXT[t] for t in data["boneyard"]]
-        hand.ends = dict(data["ends"])
+        hand.set_ends(data["ends"])
         hand.obligations = list(data["obligations"])
         hand.layout = [(BY_TEXT[t], end, x) for t, end, x in data["layout"]]
         hand.next_end, hand.turn, hand.passes = data["next_end"], data["turn"], data["passes"]

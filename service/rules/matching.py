@@ -29,5 +29,8 @@ EXPOSES: Final = tuple(tuple(exposes_on(t, v) for v in range(10)) for t in TILES
 MATCHES: Final = tuple(frozenset(v for v in range(10) if EXPOSES[t.index][v]) for t in TILES)
 """MATCHES[tile.index] is the set of end values the tile can be played on."""
 
+MATCH_VALUES: Final = tuple(tuple(sorted(values)) for values in MATCHES)
+"""MATCH_VALUES[tile.index] lists the end values the tile can be played on, ascending."""
+
 PLAYABLE_ON: Final = tuple(sum(1 << v for v in values) for values in MATCHES)
 """PLAYABLE_ON[tile.index] has bit v set when the tile can be played on an end of value v."""

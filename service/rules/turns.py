@@ -6,7 +6,7 @@ from typing import Final, NoReturn
 
 from service.rules.errors import IllegalMove, OutOfTurn
 from service.rules.hand import Hand
-from service.rules.matching import EXPOSES, PLAYABLE_ON
+from service.rules.matching import EXPOSES, MATCH_VALUES, PLAYABLE_ON
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import opening_value
 from service.rules.tiles import TILES, Tile
@@ -96,6 +96,18 @@ def hand_plays(held: list[Tile], ends: dict[str, int]) -> list[Move]:
     return plays
 
 
+def open_plays(held: list[Tile], ends_by_value: list[list[str]]) -> list[Move]:
+    """Return every play of the `held` tiles on all open ends, given as `Hand.ends_by_value`:
+    tile by tile, then by end value, oldest end first (R13, R14)."""
+    plays: list[Move] = []
+    for tile in held:
+        cached = PLAYS[tile.index]
+        for value in MATCH_VALUES[tile.index]:  # the index spares a look at every open end
+            for end in ends_by_value[value]:
+                plays += cached[end][value]
+    return plays
+
+
 def opening_plays(hand: Hand) -> list[Move]:
     """Return the opening plays: the opening double alone in the centre (R8-R10)."""
     return [Move("play", t, None, opening_value(t, hand.number)) for t in hand.openers]
@@ -109,7 +121,10 @@ def legal_moves(hand: Hand, seat: int) -> list[Move]:
         return opening_plays(hand)
     drawn = hand.drawn
     if drawn is None:
-        return hand_plays(hand.tiles[seat], targets(hand)) or [DRAW if hand.boneyard else PASS]
+        held = hand.tiles[seat]
+        plays = (hand_plays(held, targets(hand)) if hand.obligations
+                 else open_plays(held, hand.ends_by_value))
+        return plays or [DRAW if hand.boneyard else PASS]
     if PLAYABLE_ON[drawn.index] & target_values(hand):  # a drawn tile mostly fits nowhere
         return plays_of(drawn, targets(hand))
     return [PASS]

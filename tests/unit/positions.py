@@ -76,9 +76,8 @@ def position(text: str) -> Hand:
     hand = Hand(number, parts.get("rule", "draw"), seats, shuffler=0)
     hand.tiles = [held.get(s, []) for s in range(seats)]
     hand.boneyard = tiles(parts.get("boneyard", ""))
-    for item in parts.get("ends", "").split():
-        end, _, value = item.partition("=")
-        hand.ends[end] = int(value)
+    ends = (item.partition("=") for item in parts.get("ends", "").split())
+    hand.set_ends({end: int(value) for end, _, value in ends})
     hand.obligations = parts.get("owed", "").split()
     layout = tiles(parts.get("layout", opening_double(number).text))
     hand.layout = [(t, None if i == 0 else "e0", opening_value(t, number) if i == 0 else t.lo)

@@ -54,6 +54,10 @@ def test_R1_R5_all_66_tiles_are_in_hands_boneyard_or_table_at_every_step(
     assert verdict.checker.counts["hands"] == GAMES * HANDS
 
 
+def test_the_open_ends_stay_indexed_by_value_at_every_step(verdict: Verdict) -> None:
+    assert verdict.checker.failures["index"] == []
+
+
 def test_R16_every_listed_move_is_accepted(verdict: Verdict) -> None:
     assert verdict.checker.failures["listed"] == []
     assert verdict.checker.counts["listed_checked"] == verdict.checker.counts["steps"]

@@ -79,7 +79,7 @@ def world(view: SeatView, deal: Deal) -> Hand:
     hand = Hand(view.hand_number, view.rule, view.seats, view.shuffler)
     hand.tiles = [list(held) for held in hands]
     hand.boneyard = list(boneyard)
-    hand.ends = dict(view.ends)
+    hand.set_ends(view.ends)
     hand.obligations = list(view.obligations)
     hand.layout = list(view.layout)
     hand.next_end, hand.turn, hand.passes = view.next_end, view.turn, view.passes
