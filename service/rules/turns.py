@@ -81,24 +81,25 @@ def has_play(hand: Hand, seat: int) -> bool:
     return False
 
 
-def hand_plays(held: list[Tile], ends: dict[str, int]) -> list[Move]:
-    """Return every play of the `held` tiles on `ends` (id -> value), tile by tile (R13, R14)."""
-    mask = 0
-    for value in ends.values():
-        mask |= 1 << value
+def owed_plays(hand: Hand, held: list[Tile]) -> list[Move]:
+    """Return every play of the `held` tiles on the ends owed now (R17): tile by tile, then
+    end by end (R13, R14)."""
+    ends, owed, mask = hand.ends, hand.obligations, target_values(hand)
     plays: list[Move] = []
     for tile in held:
-        if PLAYABLE_ON[tile.index] & mask:  # most tiles match no end: skip them at once
+        if PLAYABLE_ON[tile.index] & mask:  # most tiles match no owed end: skip them at once
             row, cached = EXPOSES[tile.index], PLAYS[tile.index]
-            for end, value in ends.items():
+            for end in owed:
+                value = ends[end]
                 if row[value]:
                     plays += cached[end][value]
     return plays
 
 
-def open_plays(held: list[Tile], ends_by_value: list[list[str]]) -> list[Move]:
-    """Return every play of the `held` tiles on all open ends, given as `Hand.ends_by_value`:
-    tile by tile, then by end value, oldest end first (R13, R14)."""
+def open_plays(hand: Hand, held: list[Tile]) -> list[Move]:
+    """Return every play of the `held` tiles on all open ends, found through
+    `hand.ends_by_value`: tile by tile, then by end value, oldest end first (R13, R14)."""
+    ends_by_value = hand.ends_by_value
     plays: list[Move] = []
     for tile in held:
         cached = PLAYS[tile.index]
@@ -122,8 +123,7 @@ def legal_moves(hand: Hand, seat: int) -> list[Move]:
     drawn = hand.drawn
     if drawn is None:
         held = hand.tiles[seat]
-        plays = (hand_plays(held, targets(hand)) if hand.obligations
-                 else open_plays(held, hand.ends_by_value))
+        plays = owed_plays(hand, held) if hand.obligations else open_plays(hand, held)
         return plays or [DRAW if hand.boneyard else PASS]
     if PLAYABLE_ON[drawn.index] & target_values(hand):  # a drawn tile mostly fits nowhere
         return plays_of(drawn, targets(hand))
