@@ -9,5 +9,6 @@ RUN pip install --no-cache-dir .
 USER spinner
 ENV REDIS_URL=redis://redis:6379/0
 EXPOSE 8000
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", \
-     "--workers", "2", "service.wsgi:app"]
+# As `spinner serve` on a 2-core machine: 4 API processes a core, 4 threads each.
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "4", \
+     "--workers", "8", "service.wsgi:app"]

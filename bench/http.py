@@ -13,8 +13,12 @@ processes): per move a GET of the seat's view (for its legal moves) and a POST o
 Afterwards every game's export must pass `spinner verify`.
 
 The ratio is the game load's HTTP requests per second over the hello-world's; a move costs
-two requests, so moves per second are about half of that. Every loop is bounded in count and
-time, and only 127.0.0.1 is ever contacted. The last line printed is one JSON object.
+two requests, so moves per second are about half of that. Like the ceiling, whose clients
+are all busy for its whole run, the load's figures (`moves_per_s`, `req_per_s`, `ratio`) count
+the answers until the first client thread finds no game left to take: from then on fewer and
+fewer clients are at work while the last games finish. The whole run's figures are printed
+too (`whole_run_moves_per_s`, `whole_run_ratio`). Every loop is bounded in count and time, and
+only 127.0.0.1 is ever contacted. The last line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
 from service import processes  # noqa: E402
+from service.cli import API_THREADS, default_api_workers  # noqa: E402
 from service.store.server import RedisServer, free_port  # noqa: E402
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
@@ -73,6 +78,8 @@ def gunicorn(app: str, env: dict[str, str], args: argparse.Namespace, log: Path)
                                   cwd=_BENCH.parent, stdout=out, stderr=subprocess.STDOUT)
         try:
             wait_until_up(port, master)
+            while len(worker_pids(master.pid)) < args.workers:  # every worker counts its CPU
+                time.sleep(0.05)
             yield port, master.pid
         finally:
             processes.stop(master, 15)
@@ -174,7 +181,27 @@ class Tally:
     move_ms: list[float] = field(default_factory=list)
     get_ms: list[float] = field(default_factory=list)
     finished: list[str] = field(default_factory=list)
+    done_at: list[float] = field(default_factory=list)  # when each move and view answered
+    moves_at: list[float] = field(default_factory=list)  # when each move answered
+    drained_at: list[float] = field(default_factory=list)  # when each thread found no game left
     cpu_s: float = 0.0
+
+    def add(self, other: Tally) -> None:
+        """Add another tally's counts and samples to this one."""
+        for name in ("requests", "moves", "errors", "cpu_s"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("error_samples", "move_ms", "get_ms", "finished", "done_at", "moves_at",
+                     "drained_at"):
+            getattr(self, name).extend(getattr(other, name))
+
+    def answered(self, is_move: bool) -> None:
+        """Count one answered request of the game load (a move or a view), with its time."""
+        now = time.perf_counter()
+        self.requests += 1
+        self.done_at.append(now)
+        if is_move:
+            self.moves += 1
+            self.moves_at.append(now)
 
     def error(self, what: str) -> None:
         """Count one error answer (or no answer), keeping a few samples."""
@@ -200,12 +227,10 @@ def play_games(port: int, threads: int, indices: list[int], job: dict[str, Any],
         client, mine = Client(port), Tally()
         while time.monotonic() < deadline and (index := take()) is not None:
             play_one(client, index, job, mine, deadline)
+        mine.drained_at.append(time.perf_counter())
         client.close()
         with lock:
-            for name in ("requests", "moves", "errors"):
-                setattr(tally, name, getattr(tally, name) + getattr(mine, name))
-            for name in ("error_samples", "move_ms", "get_ms", "finished"):
-                getattr(tally, name).extend(getattr(mine, name))
+            tally.add(mine)
 
     workers = [threading.Thread(target=run) for _ in range(threads)]
     for worker in workers:
@@ -237,11 +262,12 @@ def play_one(client: Client, index: int, job: dict[str, Any], tally: Tally,
         if errors > MAX_ERRORS_PER_GAME:
             return
         status, view, seconds = client.request("GET", path, token=tokens.get(turn, tokens[0]))
-        tally.requests += 1
         if status != 200:
+            tally.requests += 1
             tally.error(f"get: {status} {view}")
             errors += 1
             continue
+        tally.answered(is_move=False)
         tally.get_ms.append(seconds * 1000)
         status_text = view["status"]
         if status_text != "playing":
@@ -251,12 +277,12 @@ def play_one(client: Client, index: int, job: dict[str, Any], tally: Tally,
             continue
         move = rng.choice(view["legal_moves"])
         status, answer, seconds = client.request("POST", f"{path}/moves", move, tokens[turn])
-        tally.requests += 1
         if status != 200:
+            tally.requests += 1
             tally.error(f"move: {status} {answer}")
             errors += 1
             continue
-        tally.moves += 1
+        tally.answered(is_move=True)
         tally.move_ms.append(seconds * 1000)
         turn, status_text = answer["turn"], answer["status"]
     if status_text != "finished":
@@ -290,10 +316,7 @@ def hammer_hello(port: int, threads: int, start: Any, seconds: float,
                 mine.error(f"hello: {status}")
         client.close()
         with lock:
-            tally.requests += mine.requests
-            tally.errors += mine.errors
-            tally.get_ms.extend(mine.get_ms)
-            tally.error_samples.extend(mine.error_samples)
+            tally.add(mine)
 
     workers = [threading.Thread(target=run) for _ in range(threads)]
     for worker in workers:
@@ -304,8 +327,9 @@ def hammer_hello(port: int, threads: int, start: Any, seconds: float,
     return tally
 
 
-def run_clients(target: Any, per_process: list[Any]) -> tuple[list[Tally], float]:
-    """Run `target` in one client process per entry, all let go at once; return tallies, seconds.
+def run_clients(target: Any, per_process: list[Any]) -> tuple[list[Tally], float, float]:
+    """Run `target` in one client process per entry, all let go at once; return the tallies,
+    the seconds and the perf_counter when they were let go (the same clock in every process).
 
     Each entry is a function of the shared start event that returns the target's arguments;
     the clock runs from the moment every process is let go until the last one is done.
@@ -320,21 +344,14 @@ def run_clients(target: Any, per_process: list[Any]) -> tuple[list[Tally], float
             start.set()
             tallies = [p.get(timeout=3600) for p in pending]
             elapsed = time.perf_counter() - began
-    return tallies, elapsed
+    return tallies, elapsed, began
 
 
 def merged(tallies: list[Tally]) -> Tally:
     """Add the client processes' tallies up."""
     total = Tally()
     for tally in tallies:
-        total.requests += tally.requests
-        total.moves += tally.moves
-        total.errors += tally.errors
-        total.error_samples.extend(tally.error_samples)
-        total.move_ms.extend(tally.move_ms)
-        total.get_ms.extend(tally.get_ms)
-        total.finished.extend(tally.finished)
-        total.cpu_s += tally.cpu_s
+        total.add(tally)
     return total
 
 
@@ -450,8 +467,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--hands", type=int, default=1, help="hands a match (1 keeps it short)")
     parser.add_argument("--client-procs", type=int, default=2, help="client processes")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads a worker")
+    parser.add_argument("--workers", type=int, default=default_api_workers(),
+                        help="gunicorn workers (default: as `spinner serve`, 4 a core)")
+    parser.add_argument("--threads", type=int, default=API_THREADS,
+                        help="gunicorn threads a worker (default: as `spinner serve`)")
     parser.add_argument("--worker-class", default="gthread")
     parser.add_argument("--hello-seconds", type=float, help="ceiling run (default 15; quick 6)")
     parser.add_argument("--max-seconds", type=float, help="bound on the game phase "
@@ -478,11 +497,23 @@ class Phase:
     seconds: float
     server_cpu_s: float
     redis_cpu_s: float = 0.0
+    began: float = 0.0
 
     @property
     def per_s(self) -> float:
         """Requests per second."""
         return self.tally.requests / self.seconds
+
+    @property
+    def busy_seconds(self) -> float:
+        """Seconds from the start until the first client thread found no game left to play:
+        until then every client was busy, as in the ceiling's run."""
+        return min(self.tally.drained_at, default=self.began + self.seconds) - self.began
+
+    def busy_per_s(self, times: list[float]) -> float:
+        """Answers per second among `times` while every client was busy."""
+        end = self.began + self.busy_seconds
+        return sum(1 for t in times if t <= end) / max(self.busy_seconds, 1e-9)
 
     def cpu_ms(self, cpu_s: float) -> float:
         """CPU milliseconds a request."""
@@ -496,7 +527,7 @@ def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[in
         cap = int(args.hello_seconds * 20000)  # requests a thread: a bound never reached
         servers = [master, *worker_pids(master)]
         cpu = cpu_seconds(servers)
-        tallies, seconds = run_clients(hammer_hello, [
+        tallies, seconds, _ = run_clients(hammer_hello, [
             lambda start, n=n: (port, n, start, args.hello_seconds, cap) for n in layout])
         phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu)
     print(f"ceiling: {phase.tally.requests} hello-world requests in {seconds:.1f} s = "
@@ -520,12 +551,12 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
                 if args.profile else []
             servers, redis_pids = [master, *worker_pids(master)], [redis.pid or 0]
             cpu = cpu_seconds(servers), cpu_seconds(redis_pids)
-            tallies, seconds = run_clients(play_games, [
+            tallies, seconds, began = run_clients(play_games, [
                 lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
                                          job, start, args.max_seconds)
                 for i, n in enumerate(layout)])
             phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu[0],
-                          cpu_seconds(redis_pids) - cpu[1])
+                          cpu_seconds(redis_pids) - cpu[1], began)
             for spy in spies:
                 spy.wait(60)
     finally:
@@ -536,6 +567,9 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
           f"{phase.per_s:.0f} req/s; cpu a request: gunicorn "
           f"{phase.cpu_ms(phase.server_cpu_s):.2f} ms, redis-server "
           f"{phase.cpu_ms(phase.redis_cpu_s):.2f} ms, clients {phase.cpu_ms(load.cpu_s):.2f} ms")
+    print(f"while every client was busy (first {phase.busy_seconds:.1f} s): "
+          f"{phase.busy_per_s(load.moves_at):.0f} moves/s, {phase.busy_per_s(load.done_at):.0f} "
+          f"req/s")
     print(f"latency: move p50 {percentile(load.move_ms, .5):.2f} ms, "
           f"p99 {percentile(load.move_ms, .99):.2f} ms; state GET "
           f"p50 {percentile(load.get_ms, .5):.2f} ms, p99 {percentile(load.get_ms, .99):.2f} ms")
@@ -575,20 +609,24 @@ def main(argv: list[str] | None = None) -> int:
     hello_rps = sum(h.per_s for h in hellos) / 2
     hello_cpu_ms = sum(h.cpu_ms(h.server_cpu_s) for h in hellos) / 2
     errors = load.errors + sum(h.tally.errors for h in hellos)
+    busy_rps = game.busy_per_s(load.done_at)
     figures = {
-        "moves_per_s": round(load.moves / game.seconds, 1),
+        "moves_per_s": round(game.busy_per_s(load.moves_at), 1),
         "p50_ms": round(percentile(load.move_ms, .5), 2),
         "p99_ms": round(percentile(load.move_ms, .99), 2),
         "hello_req_per_s": round(hello_rps, 1),
-        "ratio": round(game.per_s / hello_rps, 3),
+        "ratio": round(busy_rps / hello_rps, 3),
         "errors": errors,
         "verified_games": verified,
-        "req_per_s": round(game.per_s, 1),
+        "req_per_s": round(busy_rps, 1),
+        "whole_run_moves_per_s": round(load.moves / game.seconds, 1),
+        "whole_run_ratio": round(game.per_s / hello_rps, 3),
         "cpu_ratio": round(hello_cpu_ms / game.cpu_ms(game.server_cpu_s), 3),
         "games": args.games,
         "finished_games": len(load.finished),
     }
-    print(f"ratio to the ceiling: {figures['ratio']} in requests/s "
+    print(f"ratio to the ceiling: {figures['ratio']} in requests/s while every client was busy, "
+          f"{figures['whole_run_ratio']} over the whole run "
           f"(moves/s over hello req/s: {figures['moves_per_s'] / hello_rps:.3f}); "
           f"{figures['cpu_ratio']} in server CPU a request")
     samples = load.error_samples + [e for h in hellos for e in h.tally.error_samples]

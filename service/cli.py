@@ -18,6 +18,16 @@ from service.config import Settings
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
 
 
+API_THREADS = 4
+"""Threads of each API process: enough for a few streams (SSE) besides short requests."""
+
+
+def default_api_workers() -> int:
+    """Return the API processes to run: four a core, since a process runs Python on one core
+    at a time (the GIL) and each request waits on Redis for part of its time."""
+    return 4 * (os.cpu_count() or 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the `spinner` command line."""
     parser = argparse.ArgumentParser(prog="spinner", description="Spinner Dominoes service")
@@ -26,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--data-dir", type=Path, default=Path("./var"))
-    serve.add_argument("--api-workers", type=int, default=2)
+    serve.add_argument("--api-workers", type=int, default=default_api_workers())
     commands.add_parser("worker", help="run one rq worker for AI turns")
     verify = commands.add_parser("verify", help="check an exported game log offline")
     verify.add_argument("file", type=Path)
@@ -85,7 +95,8 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
             [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
         children["gunicorn"] = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
-             "--worker-class", "gthread", "--threads", "8", "--workers", str(api_workers),
+             "--worker-class", "gthread", "--threads", str(API_THREADS),
+             "--workers", str(api_workers),
              "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
              "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"],
             env=env, process_group=0)
