@@ -10,8 +10,12 @@ from marshmallow import Schema, ValidationError
 
 from service import problems
 from service.api.errors import field_errors
+from service.cache import Lru
 
 MAX_IDEMPOTENCY_KEY = 255
+MEMO_BODY_BYTES = 256
+"""Bodies up to this size may be remembered once loaded (see `load_body`)."""
+_loaded: Lru[dict[str, Any]] = Lru(4096)
 MAX_SEQ = 2**63 - 1
 """The largest version or event number a request can name: no log gets that long. A larger
 number means the same (beyond the log), and could not be used as is: the store's ids (Redis
@@ -30,9 +34,25 @@ def number(text: str) -> int:
 
 
 def load_body(schema: Schema) -> dict[str, Any]:
-    """Parse the JSON body through `schema`, or raise 400 naming each bad field."""
+    """Parse the JSON body through `schema`, or raise 400 naming each bad field.
+
+    A small body whose loaded fields are all plain values (a move) is remembered, so that
+    the same body again skips the schema; each caller gets its own copy.
+    """
+    raw = request.get_data(cache=True) or b"null"
+    key = f"{type(schema).__name__}:{raw!r}" if len(raw) <= MEMO_BODY_BYTES else None
+    known = _loaded.get(key) if key else None
+    if known is not None:
+        return dict(known)
+    loaded = _load(schema, raw)
+    if key and all(value is None or isinstance(value, str | int) for value in loaded.values()):
+        _loaded.put(key, dict(loaded))
+    return loaded
+
+
+def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
     try:
-        body = json.loads(request.get_data(cache=True) or b"null")
+        body = json.loads(raw)
     except (ValueError, RecursionError):
         raise problems.BadRequest("the body is not JSON",
                                   errors=[{"field": "body", "message": "not JSON"}]) from None

@@ -6,6 +6,9 @@ import threading
 
 import pytest
 
+from service import problems
+from service.api.requests import load_body
+from service.api.schemas import MoveIn
 from tests.api.driver import auth, create
 
 
@@ -176,3 +179,19 @@ def test_sixteen_racing_copies_of_one_move_land_exactly_once(client, game):
     assert sorted(statuses) == [200] + [412] * 15
     events = client.get(f"/v1/games/{game_id}/events").json["events"]
     assert [e["type"] for e in events].count("tile_played") == 1
+
+
+def test_a_remembered_move_body_loads_alike_and_each_caller_gets_its_own_copy(app):
+    body = {"action": "play", "tile": "3-S", "end": "e7", "expose": 5}
+    loads = []
+    for _ in range(2):
+        with app.test_request_context(json=body):
+            loads.append(load_body(MoveIn()))
+    assert loads[0] == loads[1] == body
+    loads[0]["tile"] = "0-0"
+    with app.test_request_context(json=body):
+        assert load_body(MoveIn()) == body
+    with app.test_request_context(json={**body, "expose": 12}), \
+            pytest.raises(problems.Problem) as refused:
+        load_body(MoveIn())
+    assert refused.value.status == 400
