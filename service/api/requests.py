@@ -13,13 +13,13 @@ from service.api.errors import field_errors
 from service.cache import Lru
 
 MAX_IDEMPOTENCY_KEY = 255
-MEMO_BODY_BYTES = 256
-"""Bodies up to this size may be remembered once loaded (see `load_body`)."""
-_loaded: Lru[dict[str, Any]] = Lru(4096)
 MAX_SEQ = 2**63 - 1
 """The largest version or event number a request can name: no log gets that long. A larger
 number means the same (beyond the log), and could not be used as is: the store's ids (Redis
 stream ids) end at 2**64 - 1, and int() refuses more than 4300 digits."""
+MEMO_BODY_BYTES = 256
+"""Bodies up to this size may be remembered once loaded (see `load_body`)."""
+_loaded: Lru[dict[str, Any]] = Lru(4096)
 
 
 def is_number(text: str) -> bool:
