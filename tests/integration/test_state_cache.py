@@ -3,6 +3,7 @@ is never answered from that stale state (the append's version check and a second
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,9 +15,13 @@ from service.game.state import replay
 
 
 @pytest.fixture
-def two_processes(redis_url: str, redis_client: Any) -> tuple[Services, Services]:
+def two_processes(redis_url: str, redis_client: Any) -> Iterator[tuple[Services, Services]]:
     """Two independent service instances (each with its own state cache) over one Redis."""
-    return build(Settings(redis_url=redis_url)), build(Settings(redis_url=redis_url))
+    both = build(Settings(redis_url=redis_url)), build(Settings(redis_url=redis_url))
+    yield both
+    for services in both:
+        services.store.client.close()
+        services.queue.connection.close()
 
 
 def stale_game(a: Services, b: Services) -> tuple[str, int, int, dict[str, Any]]:
@@ -33,13 +38,18 @@ def stale_game(a: Services, b: Services) -> tuple[str, int, int, dict[str, Any]]
     return game_id, seen["version"], seat, move
 
 
+def next_move(services: Services, game_id: str) -> tuple[dict[str, Any], int, dict[str, Any]]:
+    """Return the current spectator view, the seat to move and its first legal move."""
+    current = services.games.current_view(game_id, None)
+    seat = current["turn"]
+    return current, seat, services.games.current_view(game_id, seat)["legal_moves"][0]
+
+
 def test_a_process_behind_the_log_applies_the_next_seats_legal_move(
         two_processes: tuple[Services, Services]) -> None:
     a, b = two_processes
     game_id, cached_version, _, _ = stale_game(a, b)
-    current = b.games.current_view(game_id, None)
-    seat = current["turn"]
-    move = b.games.current_view(game_id, seat)["legal_moves"][0]
+    current, seat, move = next_move(b, game_id)
     answer = a.games.move(game_id, seat, move, None, None)  # out of turn on a's cached state
     log = a.store.read(game_id)
     assert answer["version"] == len(log) > current["version"] > cached_version
@@ -63,9 +73,7 @@ def test_if_match_on_the_stale_cache_version_gets_412_with_the_current_version(
         two_processes: tuple[Services, Services]) -> None:
     a, b = two_processes
     game_id, cached_version, _, _ = stale_game(a, b)
-    current = b.games.current_view(game_id, None)
-    seat = current["turn"]
-    move = b.games.current_view(game_id, seat)["legal_moves"][0]
+    current, seat, move = next_move(b, game_id)
     with pytest.raises(problems.Problem) as refused:
         a.games.move(game_id, seat, move, cached_version, None)
     assert refused.value.status == 412
