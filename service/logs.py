@@ -8,6 +8,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TextIO
 
+import orjson
+
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 """The id of the request this thread is serving (None outside requests)."""
 
@@ -29,7 +31,10 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        try:
+            return orjson.dumps(entry, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:  # an integer beyond 64 bits, which orjson refuses
+            return json.dumps(entry, default=str)
 
 
 def json_handler(stream: TextIO | None = None) -> logging.Handler:

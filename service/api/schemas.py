@@ -24,6 +24,14 @@ MEMO_LIMIT = 4096
 """Distinct values an `Interned` field keeps dumped; it starts afresh when full."""
 
 
+def unicode_text(text: str) -> None:
+    """Refuse text that UTF-8 cannot carry (a lone surrogate from a `\\ud800` escape)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ValidationError("not valid Unicode text (a lone surrogate)") from None
+
+
 class StrictInt(fields.Integer):
     """An integer that refuses floats, strings and booleans."""
 
@@ -64,7 +72,7 @@ class Interned(fields.Nested):
 class PlayerIn(Schema):
     """A seat at creation: a human, or an AI of some level (default expert)."""
 
-    name = fields.String(required=True, validate=validate.Length(1, 64))
+    name = fields.String(required=True, validate=[validate.Length(1, 64), unicode_text])
     kind = fields.String(required=True, validate=validate.OneOf(("human", "ai")))
     level = fields.String(validate=validate.OneOf(LEVELS))
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Final
+
+import orjson
 
 Event = dict[str, Any]
 """`{seq, type, at, seat, data, hash}` once recorded; `{type, seat, data}` while decided."""
@@ -23,7 +24,7 @@ GAME_ENDED: Final = "game_ended"
 
 def canonical_json(value: Any) -> bytes:
     """Return the canonical JSON of API.md: keys sorted, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 def event_hash(prev_hash: str, event: Event) -> str:

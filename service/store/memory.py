@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from service.store.protocol import (
     check_creation,
     check_numbering,
     dumps,
+    loads,
     pending_record,
 )
 
@@ -77,15 +77,15 @@ class InMemoryEventStore:
         """Return the events with after < seq <= until (None: to the end), in order."""
         with self._lock:
             stop = None if until is None else max(until, 0)
-            return [json.loads(e) for e in self._game(game_id).events[max(after, 0):stop]]
+            return [loads(e) for e in self._game(game_id).events[max(after, 0):stop]]
 
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, consistently."""
         with self._lock:
             game = self._game(game_id)
-            snapshot = None if game.snapshot is None else json.loads(game.snapshot)
+            snapshot = None if game.snapshot is None else loads(game.snapshot)
             after = 0 if snapshot is None else snapshot["version"]
-            return snapshot, [json.loads(e) for e in game.events[after:]]
+            return snapshot, [loads(e) for e in game.events[after:]]
 
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
@@ -100,7 +100,7 @@ class InMemoryEventStore:
             if record is None:
                 self._set(key_name, pending_record(body_hash), ttl_pending)
                 return None
-            stored: dict[str, Any] = json.loads(record)
+            stored: dict[str, Any] = loads(record)
             return stored
 
     def idempotency_finish(self, key_name: str, record_json: str) -> None:
@@ -112,7 +112,7 @@ class InMemoryEventStore:
         """Release a key that is still pending (a final record is kept)."""
         with self._lock:
             record = self._get(key_name)
-            if record is not None and json.loads(record).get("state") == "pending":
+            if record is not None and loads(record).get("state") == "pending":
                 del self._keys[key_name]
 
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
@@ -120,7 +120,7 @@ class InMemoryEventStore:
         with self._appended:
             self._appended.wait_for(lambda: len(self._game(game_id).events) > after,
                                     timeout=max(timeout_ms, 0) / 1000)
-            return [json.loads(e) for e in self._game(game_id).events[max(after, 0):]]
+            return [loads(e) for e in self._game(game_id).events[max(after, 0):]]
 
     def ping(self) -> bool:
         """Return whether the store can be reached (always, in memory)."""

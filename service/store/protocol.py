@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final, Protocol
+
+import orjson
 
 from service.store.errors import StoreError
 
@@ -60,8 +61,13 @@ class EventStore(Protocol):
 
 
 def dumps(value: Any) -> str:
-    """Return the compact JSON the stores keep."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Return the compact JSON the stores keep (UTF-8, not escaped to ASCII)."""
+    return orjson.dumps(value).decode()
+
+
+def loads(text: str | bytes) -> Any:
+    """Return the value of JSON the stores keep."""
+    return orjson.loads(text)
 
 
 def pending_record(body_hash: str) -> str:

@@ -7,7 +7,6 @@ and the scripts take all their keys in KEYS (they never build key names).
 from __future__ import annotations
 
 import functools
-import json
 import time
 from collections.abc import Callable
 from typing import Any, Final, ParamSpec, TypeVar
@@ -21,6 +20,7 @@ from service.store.protocol import (
     check_creation,
     check_numbering,
     dumps,
+    loads,
     pending_record,
 )
 
@@ -169,14 +169,14 @@ class RedisEventStore:
             return []
         end = "+" if until is None else f"{until}-0"
         entries = self.client.xrange(game_key(game_id, "events"), f"{after + 1}-0", end)
-        return [json.loads(value) for _, fields in entries for value in fields.values()]
+        return [loads(value) for _, fields in entries for value in fields.values()]
 
     @_reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
         snap, entries = self._load(keys=_keys(game_id, "events", "snap"))
-        events = [json.loads(fields[1]) for _, fields in entries]
-        return (json.loads(snap) if snap else None), events
+        events = [loads(fields[1]) for _, fields in entries]
+        return (loads(snap) if snap else None), events
 
     @_reachable
     def version(self, game_id: str) -> int:
@@ -188,7 +188,7 @@ class RedisEventStore:
                           ttl_pending: int = 30) -> dict[str, Any] | None:
         """Claim the key as pending and return None, or return the record already there."""
         record = self._begin(keys=[key_name], args=[pending_record(body_hash), ttl_pending])
-        return None if record is None else json.loads(record)
+        return None if record is None else loads(record)
 
     @_reachable
     def idempotency_finish(self, key_name: str, record_json: str) -> None:

@@ -194,3 +194,16 @@ def test_cors_star_allows_any_origin(redis_url, redis_client):
     client = build_app(redis_url, cors_origins="*").test_client()
     answer = client.get("/healthz", headers={"Origin": "https://anywhere.example"})
     assert answer.headers["Access-Control-Allow-Origin"] == "https://anywhere.example"
+
+
+def test_a_name_with_a_lone_surrogate_is_400_not_a_crash(client):
+    body = b'{"players": [{"name": "\\ud800", "kind": "human"}, {"name": "B", "kind": "human"}]}'
+    answer = client.post("/v1/games", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json["errors"][0]["field"] == "players.0.name"
+
+
+def test_an_unknown_field_named_by_a_lone_surrogate_is_named_back_in_a_400(client):
+    answer = client.post("/v1/games", data=b'{"\\ud800": 1}', content_type="application/json")
+    assert answer.status_code == 400
+    assert "\ud800" in [error["field"] for error in answer.json["errors"]]

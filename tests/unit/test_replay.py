@@ -6,6 +6,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service.game import events as ev
 from service.game.state import GameState, replay
@@ -98,6 +100,24 @@ def test_R26_each_hash_chains_the_previous_hash_and_the_events_canonical_json(fi
         prev = event["hash"]
     assert finished.state.last_hash == prev
     assert ev.first_broken_link(finished.events) is None
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(JSON_VALUES)
+def test_R26_canonical_json_is_sorted_compact_utf8_json(value):
+    try:
+        stdlib = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        expected = stdlib.encode()
+    except UnicodeEncodeError:  # a lone surrogate: not text UTF-8 can carry
+        with pytest.raises(TypeError):
+            ev.canonical_json(value)
+        return
+    assert ev.canonical_json(value) == expected
 
 
 def test_R26_first_broken_link_finds_a_tampered_event(finished):
