@@ -6,6 +6,7 @@ import logging
 import re
 import secrets
 import time
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 
@@ -14,6 +15,10 @@ from service import logs, metrics
 bp = Blueprint("observability", __name__)
 access = logging.getLogger("spinner.access")
 SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
+"""Methods counted by name; any other is counted as `other`, so labels stay few."""
+_Children = tuple[Any, Any, Any]
+_children: dict[tuple[str, str, int], _Children] = {}  # by method, route and status
 
 
 @bp.get("/metrics")
@@ -44,11 +49,25 @@ def _finish(response: Response) -> Response:
     method, status = req.method, response.status_code
     route = req.url_rule.rule if req.url_rule else "unmatched"
     response.headers["X-Request-ID"] = g.request_id
-    metrics.HTTP_REQUESTS.labels(method, route, status).inc()
-    metrics.HTTP_SECONDS.labels(route).observe(seconds)
-    if req.endpoint == "games.post_move":
-        metrics.MOVES.labels("accepted" if status == 200 else f"rejected_{status}").inc()
+    requests, durations, moves = _metrics(method, route, status, req.endpoint)
+    requests.inc()
+    durations.observe(seconds)
+    if moves is not None:
+        moves.inc()
     access.info("%s %s %s", method, route, status,
                 extra={"method": method, "route": route, "status": status,
                        "duration_ms": round(seconds * 1000, 2)})
     return response
+
+
+def _metrics(method: str, route: str, status: int, endpoint: str | None) -> _Children:
+    """Return the labelled request counter, duration histogram and move counter (or None)."""
+    counted = method if method in METHODS else "other"
+    found = _children.get((counted, route, status))
+    if found is None:
+        moves = metrics.MOVES.labels("accepted" if status == 200 else f"rejected_{status}") \
+            if endpoint == "games.post_move" else None
+        found = (metrics.HTTP_REQUESTS.labels(counted, route, status),
+                 metrics.HTTP_SECONDS.labels(route), moves)
+        _children[(counted, route, status)] = found
+    return found

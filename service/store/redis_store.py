@@ -7,6 +7,8 @@ and the scripts take all their keys in KEYS (they never build key names).
 from __future__ import annotations
 
 import functools
+import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Final, ParamSpec, TypeVar
@@ -112,12 +114,26 @@ class RedisEventStore:
                  idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
         self.client = client
         self._ttl = idempotency_ttl_s
+        self._threads = threading.local()
         self._create = client.register_script(CREATE_LUA)
         self._append = client.register_script(APPEND_LUA)
         self._load = client.register_script(LOAD_LUA)
         self._begin = client.register_script(BEGIN_LUA)
         self._abort = client.register_script(ABORT_LUA)
         self._incr_window = client.register_script(INCR_WINDOW_LUA)
+
+    def _redis(self) -> redis.Redis:
+        """Return this thread's client: over a plain Redis, one that keeps a connection of the
+        shared pool for itself (no pool lock or check a command); a cluster client is shared.
+        A forked child makes its own, never using its parent's socket."""
+        pid, own = getattr(self._threads, "pinned", (None, None))
+        if own is None or pid != os.getpid():
+            own = self.client
+            if isinstance(own, redis.Redis):
+                own = redis.Redis(connection_pool=own.connection_pool,
+                                  single_connection_client=True)
+            self._threads.pinned = (os.getpid(), own)
+        return own
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisEventStore:
@@ -130,18 +146,18 @@ class RedisEventStore:
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
         args: list[str | int] = [len(fields), *fields, *_entries(events)]
-        if not self._create(keys=_keys(game_id, "events", "meta"), args=args):
+        if not self._create(keys=_keys(game_id, "events", "meta"), args=args, client=self._redis()):
             raise StoreError(f"the game {game_id!r} exists")
 
     @_reachable
     def exists(self, game_id: str) -> bool:
         """Return whether the game exists."""
-        return bool(self.client.exists(game_key(game_id, "events")))
+        return bool(self._redis().exists(game_key(game_id, "events")))
 
     @_reachable
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
-        stored = self.client.hgetall(game_key(game_id, "meta"))
+        stored = self._redis().hgetall(game_key(game_id, "meta"))
         return {_text(name): _text(value) for name, value in stored.items()}
 
     @_reachable
@@ -155,7 +171,7 @@ class RedisEventStore:
         record = idempotency[1] if idempotency else ""
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, *_entries(events)]
-        found = self._append(keys=keys, args=args)
+        found = self._append(keys=keys, args=args, client=self._redis())
         if found == 0:
             raise StoreError(f"there is no game {game_id!r}")
         if found != expected_version:
@@ -168,37 +184,38 @@ class RedisEventStore:
         if until is not None and until <= after:
             return []
         end = "+" if until is None else f"{until}-0"
-        entries = self.client.xrange(game_key(game_id, "events"), f"{after + 1}-0", end)
+        entries = self._redis().xrange(game_key(game_id, "events"), f"{after + 1}-0", end)
         return [loads(value) for _, fields in entries for value in fields.values()]
 
     @_reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
-        snap, entries = self._load(keys=_keys(game_id, "events", "snap"))
+        snap, entries = self._load(client=self._redis(), keys=_keys(game_id, "events", "snap"))
         events = [loads(fields[1]) for _, fields in entries]
         return (loads(snap) if snap else None), events
 
     @_reachable
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
-        return int(self.client.xlen(game_key(game_id, "events")))
+        return int(self._redis().xlen(game_key(game_id, "events")))
 
     @_reachable
     def idempotency_begin(self, key_name: str, body_hash: str,
                           ttl_pending: int = 30) -> dict[str, Any] | None:
         """Claim the key as pending and return None, or return the record already there."""
-        record = self._begin(keys=[key_name], args=[pending_record(body_hash), ttl_pending])
+        record = self._begin(client=self._redis(), keys=[key_name],
+                             args=[pending_record(body_hash), ttl_pending])
         return None if record is None else loads(record)
 
     @_reachable
     def idempotency_finish(self, key_name: str, record_json: str) -> None:
         """Store the final record of a request that appended nothing."""
-        self.client.set(key_name, record_json, ex=self._ttl)
+        self._redis().set(key_name, record_json, ex=self._ttl)
 
     @_reachable
     def idempotency_abort(self, key_name: str) -> None:
         """Release a key that is still pending (a final record is kept)."""
-        self._abort(keys=[key_name])
+        self._abort(client=self._redis(), keys=[key_name])
 
     @_reachable
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
@@ -211,7 +228,7 @@ class RedisEventStore:
         stream = {game_key(game_id, "events"): f"{max(after, 0)}-0"}
         while True:
             left_ms = int((deadline - time.monotonic()) * 1000)
-            if self.client.xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS))):
+            if self._redis().xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS))):
                 return self.read(game_id, after)
             if left_ms <= BLOCK_SLICE_MS:
                 return []
@@ -219,11 +236,11 @@ class RedisEventStore:
     def ping(self) -> bool:
         """Return whether the Redis server answers."""
         try:
-            return bool(self.client.ping())
+            return bool(self._redis().ping())
         except (redis.ConnectionError, redis.TimeoutError):
             return False
 
     @_reachable
     def incr_window(self, key: str, window_s: int) -> int:
         """Count one hit on `key` in a window that starts at its first hit; return the count."""
-        return int(self._incr_window(keys=[key], args=[window_s]))
+        return int(self._incr_window(client=self._redis(), keys=[key], args=[window_s]))

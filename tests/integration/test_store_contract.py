@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -229,6 +230,30 @@ class TestRedisStore(StoreContract):
         writer = later(1.3, lambda: store.append("g1", 1, events(2, 2)))
         assert seqs(store.wait_for_events("g1", 1, 5000)) == [2]
         writer.join()
+
+    def test_each_thread_and_each_forked_child_keeps_a_connection_of_its_own(
+            self, store: RedisEventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        mine = store._redis().client_id()
+        both = threading.Barrier(2)
+        seen: list[tuple[int, int]] = []
+
+        def look() -> None:
+            both.wait(5)  # both threads are alive at once, so neither reuses the other
+            seen.append((store.version("g1"), store._redis().client_id()))
+
+        threads = [threading.Thread(target=look) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(v for v, _ in seen) == [2, 2]
+        assert len({mine, *(c for _, c in seen)}) == 3
+        child = os.fork()
+        if child == 0:
+            os._exit(0 if store.version("g1") == 2 and store._redis().client_id() != mine else 1)
+        assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
+        assert store.version("g1") == 2 and store._redis().client_id() == mine
 
     def test_an_unreachable_server_raises_store_unavailable(self) -> None:
         store = RedisEventStore.from_url(f"redis://127.0.0.1:{free_port()}/0",
