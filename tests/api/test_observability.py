@@ -52,6 +52,15 @@ def test_requests_are_counted_by_route_not_by_path(client):
     assert game_id not in client.get("/metrics").get_data(as_text=True)
 
 
+def test_a_method_of_no_known_name_is_counted_as_other(client):
+    labels = {"method": "other", "route": "unmatched", "status": "404"}
+    before = sample(client, "spinner_http_requests_total", **labels)
+    client.open("/nowhere", method="BREW")
+    client.open("/nowhere", method="WHEN")
+    assert sample(client, "spinner_http_requests_total", **labels) == before + 2
+    assert "BREW" not in client.get("/metrics").get_data(as_text=True)
+
+
 def test_moves_are_counted_by_outcome(client):
     game_id, tokens = create(client, seats=2, seed=7)
     turn = client.get(f"/v1/games/{game_id}").json["turn"]
