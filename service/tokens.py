@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 
 
@@ -20,16 +19,6 @@ def token_hash(token: str) -> str:
 def token_game(token: str) -> str:
     """Return the game id a token names (it may still be forged)."""
     return token.partition(".")[0]
-
-
-def seat_of(token: str, seat_hashes: dict[int, str]) -> int | None:
-    """Return the seat whose stored hash matches `token`, compared in constant time."""
-    digest = token_hash(token)
-    found = None
-    for seat, stored in seat_hashes.items():
-        if hmac.compare_digest(digest, stored):
-            found = seat
-    return found
 
 
 def new_game_id() -> str:

@@ -14,13 +14,13 @@ from service.cache import Lru
 from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
-from service.game.views import view, visible_log
+from service.game.views import own, table, visible_log
 from service.rules.errors import RuleError
 from service.rules.moves import Move
 from service.rules.tiles import TILES, Tile
 from service.store.errors import ConcurrencyError
 from service.store.protocol import EventStore
-from service.tokens import new_game_id, new_token, seat_of, token_game, token_hash
+from service.tokens import new_game_id, new_token, token_game, token_hash
 
 RACE_RETRIES = 5
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
@@ -35,6 +35,20 @@ class TurnQueue(Protocol):
 
     def heal_turn(self, game_id: str, version: int) -> None:
         """Queue the AI turn due at `version` again if no live job holds it."""
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What never changes of a game: its seats by token hash, and its seed ('' if none)."""
+
+    seats: dict[str, int]
+    seed: str
+
+    @classmethod
+    def parse(cls, stored: dict[str, str]) -> Meta:
+        """Read the stored meta fields (`token:<seat>` and `seed`)."""
+        seats = {v: int(k.split(":")[1]) for k, v in stored.items() if k.startswith("token:")}
+        return cls(seats, stored.get("seed", ""))
 
 
 @dataclass
@@ -68,7 +82,8 @@ class Games:
                  cache_size: int = 1024) -> None:
         self.store, self.queue, self.clock = store, queue, clock
         self._states: Lru[GameState] = Lru(cache_size)  # each lent to one request at a time
-        self._metas: Lru[dict[str, str]] = Lru(cache_size)  # token hashes and seed never change
+        self._metas: Lru[Meta] = Lru(cache_size)
+        self._tables: Lru[dict[str, Any]] = Lru(cache_size)  # by game and version; read only
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> Created:
@@ -83,24 +98,27 @@ class Games:
         return Created(game_id, state, tokens)
 
     def seat_for(self, game_id: str, token: str | None, required: bool) -> int | None:
-        """Return the caller's seat: 404 unknown game, 401 bad token, 403 another game's token."""
+        """Return the caller's seat: 404 unknown game, 401 bad token, 403 another game's token.
+
+        Tokens are found by their SHA-256, which says nothing of the token it was made from."""
         meta = self.require_game(game_id)
         if token is None:
             if required:
                 raise problems.Unauthorized("send Authorization: Bearer <seat token>")
             return None
-        seat = seat_of(token, _seat_hashes(meta))
+        digest = token_hash(token)
+        seat = meta.seats.get(digest)
         if seat is not None:
             return seat
-        other = token_game(token)
-        if other != game_id and seat_of(token, _seat_hashes(self._meta(other))) is not None:
+        other = self._meta(token_game(token))
+        if other is not None and digest in other.seats:
             raise problems.Forbidden("this token is a seat token of another game")
         raise problems.Unauthorized("the token is not a seat token of this game")
 
-    def require_game(self, game_id: str) -> dict[str, str]:
-        """Return the game's meta (token hashes, seed), or 404 if there is no such game."""
+    def require_game(self, game_id: str) -> Meta:
+        """Return the game's meta (seats' token hashes, seed), or 404 if there is no such game."""
         meta = self._meta(game_id)
-        if not meta:
+        if meta is None:
             raise problems.NotFound(f"there is no game {game_id!r}")
         return meta
 
@@ -232,13 +250,13 @@ class Games:
             move = Move.parse(body)
             return make_move(state, seat, move, self._shuffle(game_id), self.clock())
         except RuleError as error:
-            legal = view(state, seat).get("legal_moves", [])
+            legal = own(state, seat).get("legal_moves", [])
             raise problems.from_rule_error(error, legal) from error
 
     def _shuffle(self, game_id: str) -> Callable[[int], Sequence[Tile]]:
         """Return the game's deck source; its seed is read only when a hand is dealt."""
         def shuffle(hand_number: int) -> Sequence[Tile]:
-            seed = self.require_game(game_id).get("seed")
+            seed = self.require_game(game_id).seed
             return shuffler(int(seed) if seed else None)(hand_number)
         return shuffle
 
@@ -261,9 +279,13 @@ class Games:
         turn = state.turn
         return turn is not None and state.players[turn]["kind"] == "ai"
 
-    def _meta(self, game_id: str) -> dict[str, str]:
-        meta = self._metas.get(game_id) or self.store.meta(game_id)
-        if meta:
+    def _meta(self, game_id: str) -> Meta | None:
+        meta = self._metas.get(game_id)
+        if meta is None:
+            stored = self.store.meta(game_id)
+            if not stored:
+                return None
+            meta = Meta.parse(stored)
             self._metas.put(game_id, meta)
         return meta
 
@@ -278,9 +300,14 @@ class Games:
         """Give back a state that matches the log, for the next request to build on."""
         self._states.put(game_id, state)
 
-    @staticmethod
-    def _view(game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
-        return {"game_id": game_id, **view(state, seat)}
+    def _view(self, game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
+        """Return the state as `seat` sees it; the part every seat sees is built once a version."""
+        key = f"{game_id}:{state.version}"
+        shared = self._tables.get(key)
+        if shared is None:
+            shared = {"game_id": game_id, **table(state)}
+            self._tables.put(key, shared)
+        return {**shared, **own(state, seat)}
 
     @staticmethod
     def _snapshot(state: GameState) -> dict[str, Any]:
@@ -291,6 +318,3 @@ class Games:
         dealt = any(e["type"] == ev.HAND_STARTED for e in events)
         return self._snapshot(state) if dealt else None
 
-
-def _seat_hashes(meta: dict[str, str]) -> dict[int, str]:
-    return {int(k.split(":")[1]): v for k, v in meta.items() if k.startswith("token:")}

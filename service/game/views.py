@@ -11,8 +11,13 @@ from service.rules.turns import legal_moves
 
 def view(state: GameState, seat: int | None) -> dict[str, Any]:
     """Return the state as `seat` may see it (None: a spectator): own tiles, table, counts."""
+    return {**table(state), **own(state, seat)}
+
+
+def table(state: GameState) -> dict[str, Any]:
+    """Return what every seat and spectator sees: the layout, counts, totals, whose turn."""
     hand = state.hand
-    out: dict[str, Any] = {
+    return {
         "version": state.version, "status": state.status, "rules": state.rules,
         "hand_number": hand.number if hand else None,
         "opening_double": hand.opening_double.text if hand else None,
@@ -21,12 +26,16 @@ def view(state: GameState, seat: int | None) -> dict[str, Any]:
         "players": [_player(state, s) for s in range(state.seats)],
         "scores": list(state.scores), "winners": list(state.winners),
     }
-    if seat is not None:
-        out["seat"] = seat
-        out["hand"] = [t.text for t in hand.tiles[seat]] if hand else []
-        moves = legal_moves(hand, seat) if hand and state.turn == seat else []
-        out["legal_moves"] = [m.to_dict() for m in moves]
-    return out
+
+
+def own(state: GameState, seat: int | None) -> dict[str, Any]:
+    """Return what only `seat` sees (nothing for a spectator): its tiles and legal moves."""
+    if seat is None:
+        return {}
+    hand = state.hand
+    moves = legal_moves(hand, seat) if hand and state.turn == seat else []
+    return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
+            "legal_moves": [m.to_dict() for m in moves]}
 
 
 def _layout(state: GameState) -> dict[str, Any]:
