@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from contextvars import ContextVar
@@ -16,18 +17,32 @@ request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 
+def utc_millis(created: float) -> str:
+    """Return a Unix time as RFC 3339 in UTC, to the millisecond (`...T03:40:00.123+00:00`)."""
+    whole = int(created)
+    micros = round((created - whole) * 1e6)  # as datetime.fromtimestamp rounds
+    whole, micros = (whole + 1, micros - 1_000_000) if micros >= 1_000_000 else (whole, micros)
+    return f"{_utc_second(whole)}.{micros // 1000:03d}+00:00"
+
+
+@functools.lru_cache(maxsize=4)
+def _utc_second(whole: int) -> str:
+    return datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 class JsonFormatter(logging.Formatter):
     """Format a record as JSON: time, level, logger, message, request_id and any `extra`."""
 
     def format(self, record: logging.LogRecord) -> str:
         """Return the record as one line of JSON."""
+        fields = vars(record)
         entry = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": utc_millis(record.created),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
             "request_id": request_id.get(),
-            **{k: v for k, v in vars(record).items() if k not in _RECORD_FIELDS},
+            **{k: fields[k] for k in sorted(fields.keys() - _RECORD_FIELDS)},  # the `extra`
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)

@@ -12,6 +12,7 @@ from service.api import schemas
 from service.cache import Lru
 from service.usecases import Games
 
+JSON = "application/json"
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
@@ -33,7 +34,7 @@ def answer(schema: Any, payload: dict[str, Any], status: int = 200,
            headers: dict[str, str] | None = None) -> Response:
     """Dump `payload` through `schema` as a JSON answer."""
     return Response(_to_json(schema.dump(payload)), status, headers=headers,
-                    mimetype="application/json")
+                    content_type=JSON)
 
 
 def caller_seat(game_id: str, required: bool) -> int | None:
@@ -49,8 +50,9 @@ def state_answer(view: dict[str, Any]) -> Response:
     if table is None:
         table = _table_out.dump(view)
         _tables.put(key, table)
-    body = _to_json({**table, **_own_out.dump(view)})
-    return Response(body, headers={"ETag": f'"{view["version"]}"'}, mimetype="application/json")
+    response = Response(_to_json({**table, **_own_out.dump(view)}), content_type=JSON)
+    response.headers["ETag"] = f'"{view["version"]}"'
+    return response
 
 
 @bp.post("/games")
