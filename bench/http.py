@@ -8,7 +8,7 @@ It first measures the ceiling: `bench/hello_app.py`, a Flask hello-world, served
 gunicorn command line as the service (worker class, workers, threads), hit by the same
 clients for a fixed time. Then it starts a real redis-server (AOF, fsync always, as `spinner
 serve` runs it) and the service under gunicorn, and the clients create games and play every
-seat of each over HTTP (stdlib http.client, keep-alive, threads in several client
+seat of each over HTTP (stdlib http.client and orjson, keep-alive, threads in several client
 processes): per move a GET of the seat's view (for its legal moves) and a POST of one of them.
 Afterwards every game's export must pass `spinner verify`.
 
@@ -49,6 +49,8 @@ import threading  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
+
+import orjson  # noqa: E402
 
 from service import processes  # noqa: E402
 from service.cli import API_THREADS, default_api_workers  # noqa: E402
@@ -139,7 +141,7 @@ class Client:
         headers = {"Accept": "application/json"}
         payload = None
         if body is not None:
-            payload = json.dumps(body).encode()
+            payload = orjson.dumps(body)
             headers["Content-Type"] = "application/json"
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
@@ -156,7 +158,7 @@ class Client:
             return 0, None, time.perf_counter() - start
         elapsed = time.perf_counter() - start
         try:
-            decoded = json.loads(data) if data else None
+            decoded = orjson.loads(data) if data else None
         except ValueError:
             decoded = None
         return status, decoded, elapsed
