@@ -48,7 +48,7 @@ class JsonFormatter(logging.Formatter):
             entry["exception"] = self.formatException(record.exc_info)
         try:
             return orjson.dumps(entry, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:  # an integer beyond 64 bits, which orjson refuses
+        except TypeError:  # what orjson refuses: an integer beyond 64 bits, a lone surrogate
             return json.dumps(entry, default=str)
 
 
