@@ -436,10 +436,12 @@ def _frame(text: str) -> str:
 
 
 def _idle(frames: list[str]) -> bool:
-    """Whether a stack is a thread waiting for work (not serving a request)."""
+    """Whether a stack is not serving a request: a thread waiting for work, or a worker still
+    importing the app (the clients may start before every worker has loaded it)."""
     last = frames[-1]
     return any(word in last for word in ("select (", "wait (", "accept (", "poll (",
-                                         "_wait_for_tstate_lock", "sleep ("))
+                                         "_wait_for_tstate_lock", "sleep (")) \
+        or any(frame.startswith("_find_and_load ") for frame in frames)
 
 
 # ---------------------------------------------------------------- the run

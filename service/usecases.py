@@ -83,7 +83,7 @@ class Games:
         self.store, self.queue, self.clock = store, queue, clock
         self._states: Lru[GameState] = Lru(cache_size)  # each lent to one request at a time
         self._metas: Lru[Meta] = Lru(cache_size)
-        self._tables: Lru[dict[str, Any]] = Lru(cache_size)  # by game and version; read only
+        self._tables: Lru[tuple[int, dict[str, Any]]] = Lru(cache_size)  # version, read-only
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> Created:
@@ -302,12 +302,11 @@ class Games:
 
     def _view(self, game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
         """Return the state as `seat` sees it; the part every seat sees is built once a version."""
-        key = f"{game_id}:{state.version}"
-        shared = self._tables.get(key)
-        if shared is None:
-            shared = {"game_id": game_id, **table(state)}
-            self._tables.put(key, shared)
-        return {**shared, **own(state, seat)}
+        kept = self._tables.get(game_id)
+        if kept is None or kept[0] != state.version:
+            kept = (state.version, {"game_id": game_id, **table(state)})
+            self._tables.put(game_id, kept)
+        return {**kept[1], **own(state, seat)}
 
     @staticmethod
     def _snapshot(state: GameState) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     app.extensions["spinner"] = services
     for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
         app.register_blueprint(blueprint)
-    observability.register(app)  # first: the request id is set before any other hook runs
+    observability.register(app)  # around the whole app: every answer has an id and a log line
     limits.register(app, services.settings)
     cors.register(app, services.settings.cors_origins)
     errors.register(app)

@@ -6,11 +6,15 @@ import logging
 import re
 import secrets
 import time
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from flask import Blueprint, Flask, Response, current_app, g, request
+from flask import Blueprint, Flask, Response, current_app, request
 
 from service import logs, metrics
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 bp = Blueprint("observability", __name__)
 access = logging.getLogger("spinner.access")
@@ -30,26 +34,42 @@ def metrics_text() -> Response:
 
 
 def register(app: Flask) -> None:
-    """Give every request an id, and log and count every answer."""
-    app.before_request(_start)
-    app.after_request(_finish)
-    app.teardown_request(lambda _error: logs.request_id.set(None))
+    """Give every request an id, and log and count every answer (around the whole app)."""
+    app.wsgi_app = Observed(app.wsgi_app)  # type: ignore[method-assign]
 
 
-def _start() -> None:
-    sent = request.headers.get("X-Request-ID", "")
-    g.request_id = sent if SANE_REQUEST_ID.fullmatch(sent) else secrets.token_hex(16)
-    g.started = time.perf_counter()
-    logs.request_id.set(g.request_id)
+class Observed:
+    """WSGI middleware: an id for each request (the client's X-Request-ID if sane), on every
+    log line it causes and on its answer; one access line and the metrics for each answer."""
+
+    def __init__(self, wsgi_app: WSGIApplication) -> None:
+        self.wsgi_app = wsgi_app
+
+    def __call__(self, environ: WSGIEnvironment,
+                 start_response: StartResponse) -> Iterable[bytes]:
+        """Serve one request through the app, observed."""
+        started = time.perf_counter()
+        sent = environ.get("HTTP_X_REQUEST_ID", "")
+        request_id = sent if SANE_REQUEST_ID.fullmatch(sent) else secrets.token_hex(16)
+        logs.request_id.set(request_id)
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            headers.append(("X-Request-ID", request_id))
+            _answered(environ, int(status[:3]), time.perf_counter() - started)
+            return start_response(status, headers, exc_info)
+
+        try:
+            return self.wsgi_app(environ, start)
+        finally:
+            logs.request_id.set(None)
 
 
-def _finish(response: Response) -> Response:
-    seconds = time.perf_counter() - g.started
-    req = request._get_current_object()  # type: ignore[attr-defined]  # one proxy lookup
-    method, status = req.method, response.status_code
-    route = req.url_rule.rule if req.url_rule else "unmatched"
-    response.headers["X-Request-ID"] = g.request_id
-    requests, durations, moves = _metrics(method, route, status, req.endpoint)
+def _answered(environ: WSGIEnvironment, status: int, seconds: float) -> None:
+    """Count and log one answer; Flask's request (still in `environ`) names its route."""
+    method = environ.get("REQUEST_METHOD", "")
+    rule = getattr(environ.get("werkzeug.request"), "url_rule", None)
+    route = rule.rule if rule else "unmatched"
+    requests, durations, moves = _metrics(method, route, status, rule and rule.endpoint)
     requests.inc()
     durations.observe(seconds)
     if moves is not None:
@@ -57,7 +77,6 @@ def _finish(response: Response) -> Response:
     access.info("%s %s %s", method, route, status,
                 extra={"method": method, "route": route, "status": status,
                        "duration_ms": round(seconds * 1000, 2)})
-    return response
 
 
 def _metrics(method: str, route: str, status: int, endpoint: str | None) -> _Children:
