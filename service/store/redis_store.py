@@ -7,6 +7,7 @@ and the scripts take all their keys in KEYS (they never build key names).
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final, ParamSpec, TypeVar
 
 import redis
+from redis.exceptions import NoScriptError
 
 from service.store.errors import ConcurrencyError, StoreError, StoreUnavailable
 from service.store.protocol import (
@@ -103,8 +105,25 @@ def _entries(events: list[Event]) -> list[str]:
     return [arg for event in events for arg in (f"{event['seq']}-0", dumps(event))]
 
 
+@functools.cache
+def _sha1(script: str) -> str:
+    return hashlib.sha1(script.encode()).hexdigest()
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _stream_events(entries: list[Any]) -> list[Event]:
+    """The events of XRANGE entries: raw (`[id, [field, value]]`) or as a cluster client's
+    callback leaves them (`(id, {field: value})`)."""
+    return [loads(value) for _, fields in entries
+            for value in (fields.values() if isinstance(fields, dict) else fields[1::2])]
+
+
+def _round_trip(connection: redis.connection.AbstractConnection, args: tuple[Any, ...]) -> Any:
+    connection.send_command(*args)
+    return connection.read_response()
 
 
 class RedisEventStore:
@@ -115,12 +134,6 @@ class RedisEventStore:
         self.client = client
         self._ttl = idempotency_ttl_s
         self._threads = threading.local()
-        self._create = client.register_script(CREATE_LUA)
-        self._append = client.register_script(APPEND_LUA)
-        self._load = client.register_script(LOAD_LUA)
-        self._begin = client.register_script(BEGIN_LUA)
-        self._abort = client.register_script(ABORT_LUA)
-        self._incr_window = client.register_script(INCR_WINDOW_LUA)
 
     def _redis(self) -> redis.Redis:
         """Return this thread's client: over a plain Redis, one that keeps a connection of the
@@ -135,6 +148,28 @@ class RedisEventStore:
             self._threads.pinned = (os.getpid(), own)
         return own
 
+    def _command(self, *args: Any) -> Any:
+        """Run one command; return the server's reply as is (no redis-py response callback).
+
+        Over a plain Redis it goes straight to this thread's own connection, retried by the
+        connection's retry policy as redis-py would: this skips redis-py's per-command
+        wrappers, which cost more CPU than the round trip. A cluster client routes it by key."""
+        client = self._redis()
+        connection = getattr(client, "connection", None)
+        if connection is None:
+            return client.execute_command(*args)
+        return connection.retry.call_with_retry(lambda: _round_trip(connection, args),
+                                                lambda _error: connection.disconnect())
+
+    def _script(self, script: str, keys: list[str], args: list[Any] | tuple[()] = ()) -> Any:
+        """Run a Lua script by its SHA-1, loading it first if the server lacks it."""
+        command = ("EVALSHA", _sha1(script), len(keys), *keys, *args)
+        try:
+            return self._command(*command)
+        except NoScriptError:  # a new, restarted or flushed server
+            self._redis().script_load(script)
+            return self._command(*command)
+
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisEventStore:
         """Return a store over a new client for `url` (options go to redis.Redis.from_url)."""
@@ -146,7 +181,7 @@ class RedisEventStore:
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
         args: list[str | int] = [len(fields), *fields, *_entries(events)]
-        if not self._create(keys=_keys(game_id, "events", "meta"), args=args, client=self._redis()):
+        if not self._script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
 
     @_reachable
@@ -171,7 +206,7 @@ class RedisEventStore:
         record = idempotency[1] if idempotency else ""
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, *_entries(events)]
-        found = self._append(keys=keys, args=args, client=self._redis())
+        found = self._script(APPEND_LUA, keys, args)
         if found == 0:
             raise StoreError(f"there is no game {game_id!r}")
         if found != expected_version:
@@ -184,15 +219,14 @@ class RedisEventStore:
         if until is not None and until <= after:
             return []
         end = "+" if until is None else f"{until}-0"
-        entries = self._redis().xrange(game_key(game_id, "events"), f"{after + 1}-0", end)
-        return [loads(value) for _, fields in entries for value in fields.values()]
+        return _stream_events(self._command("XRANGE", game_key(game_id, "events"),
+                                            f"{after + 1}-0", end))
 
     @_reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
-        snap, entries = self._load(client=self._redis(), keys=_keys(game_id, "events", "snap"))
-        events = [loads(fields[1]) for _, fields in entries]
-        return (loads(snap) if snap else None), events
+        snap, entries = self._script(LOAD_LUA, _keys(game_id, "events", "snap"))
+        return (loads(snap) if snap else None), _stream_events(entries)
 
     @_reachable
     def version(self, game_id: str) -> int:
@@ -203,8 +237,7 @@ class RedisEventStore:
     def idempotency_begin(self, key_name: str, body_hash: str,
                           ttl_pending: int = 30) -> dict[str, Any] | None:
         """Claim the key as pending and return None, or return the record already there."""
-        record = self._begin(client=self._redis(), keys=[key_name],
-                             args=[pending_record(body_hash), ttl_pending])
+        record = self._script(BEGIN_LUA, [key_name], [pending_record(body_hash), ttl_pending])
         return None if record is None else loads(record)
 
     @_reachable
@@ -215,7 +248,7 @@ class RedisEventStore:
     @_reachable
     def idempotency_abort(self, key_name: str) -> None:
         """Release a key that is still pending (a final record is kept)."""
-        self._abort(client=self._redis(), keys=[key_name])
+        self._script(ABORT_LUA, [key_name])
 
     @_reachable
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
@@ -243,4 +276,4 @@ class RedisEventStore:
     @_reachable
     def incr_window(self, key: str, window_s: int) -> int:
         """Count one hit on `key` in a window that starts at its first hit; return the count."""
-        return int(self._incr_window(client=self._redis(), keys=[key], args=[window_s]))
+        return int(self._script(INCR_WINDOW_LUA, [key], [window_s]))

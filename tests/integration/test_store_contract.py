@@ -255,6 +255,25 @@ class TestRedisStore(StoreContract):
         assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
         assert store.version("g1") == 2 and store._redis().client_id() == mine
 
+    def test_scripts_run_again_after_the_server_forgets_them(
+            self, store: RedisEventStore, redis_client: redis.Redis) -> None:
+        store.create("g1", events(1, 1), {})
+        redis_client.script_flush()  # as after a restart: EVALSHA answers NOSCRIPT
+        store.append("g1", 1, events(2, 2), snapshot={"version": 2, "state": {"a": 1}})
+        assert store.load("g1") == ({"version": 2, "state": {"a": 1}}, [])
+        assert seqs(store.read("g1")) == [1, 2]
+
+    def test_a_connection_the_server_dropped_is_made_again_as_the_retry_policy_says(
+            self, redis_client: redis.Redis, redis_url: str) -> None:
+        store = RedisEventStore.from_url(redis_url, retry=Retry(NoBackoff(), 1))
+        with store.client:
+            store.create("g1", events(1, 2), {})
+            drop = lambda: redis_client.client_kill_filter(_id=store._redis().client_id())  # noqa: E731
+            assert drop() == 1
+            assert seqs(store.read("g1", after=1)) == [2]  # a command, on a new connection
+            assert drop() == 1
+            assert seqs(store.load("g1")[1]) == [1, 2]  # a script, on a new connection
+
     def test_an_unreachable_server_raises_store_unavailable(self) -> None:
         store = RedisEventStore.from_url(f"redis://127.0.0.1:{free_port()}/0",
                                          retry=Retry(NoBackoff(), 0))
