@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -11,6 +11,7 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.config import Settings
+from service.logs import utc_millis
 from service.store.cluster import CLUSTER_SCHEME
 from service.store.redis_store import RedisEventStore
 from service.turn_queue import RqTurnQueue
@@ -28,8 +29,8 @@ class Services:
 
 
 def utc_now() -> str:
-    """Return the current time in RFC 3339, UTC, to the millisecond."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Return the current time in RFC 3339, UTC, to the millisecond (`...T03:40:00.123Z`)."""
+    return utc_millis(time.time(), "Z")
 
 
 def connect(url: str) -> redis.Redis:

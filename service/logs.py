@@ -17,12 +17,13 @@ request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 
-def utc_millis(created: float) -> str:
-    """Return a Unix time as RFC 3339 in UTC, to the millisecond (`...T03:40:00.123+00:00`)."""
+def utc_millis(created: float, zone: str = "+00:00") -> str:
+    """Return a Unix time as RFC 3339 in UTC, to the millisecond (`...T03:40:00.123+00:00`);
+    `zone` names UTC (`+00:00` or `Z`)."""
     whole = int(created)
     micros = round((created - whole) * 1e6)  # as datetime.fromtimestamp rounds
     whole, micros = (whole + 1, micros - 1_000_000) if micros >= 1_000_000 else (whole, micros)
-    return f"{_utc_second(whole)}.{micros // 1000:03d}+00:00"
+    return f"{_utc_second(whole)}.{micros // 1000:03d}{zone}"
 
 
 @functools.lru_cache(maxsize=4)
@@ -62,11 +63,11 @@ def json_handler(stream: TextIO | None = None) -> logging.Handler:
 def configure(level: int = logging.INFO) -> None:
     """Log JSON lines to stderr from `level` up, unless logging is configured already.
 
-    Every record skips what no line shows: the caller's source file and line (a stack walk)
-    and the multiprocessing process name (the logging HOWTO's "Optimization").
+    Every record skips what no line shows: the caller's source file and line (a stack walk),
+    the thread and the process (the logging HOWTO's "Optimization").
     """
     logging._srcfile = None  # type: ignore[attr-defined]
-    logging.logMultiprocessing = False
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(json_handler())

@@ -2,11 +2,13 @@
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from service.bootstrap import utc_now
 from service.logs import JsonFormatter, utc_millis
 
 
@@ -14,6 +16,16 @@ from service.logs import JsonFormatter, utc_millis
 def test_log_times_are_rfc3339_utc_to_the_millisecond_as_datetime_writes_them(created):
     expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
     assert utc_millis(created) == expected
+    assert utc_millis(created, "Z") == expected.replace("+00:00", "Z")
+
+
+def test_the_event_clock_is_now_in_utc_to_the_millisecond():
+    before = datetime.now(UTC)
+    stamp = utc_now()
+    after = datetime.now(UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
+    assert before.replace(microsecond=before.microsecond // 1000 * 1000) \
+        <= datetime.fromisoformat(stamp) <= after
 
 
 def test_a_line_with_values_orjson_refuses_is_still_one_json_line():
