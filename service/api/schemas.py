@@ -21,7 +21,7 @@ from service.rules.tiles import parse_tile
 LEVELS = ("random", "greedy", "expert")
 ACTIONS = ("play", "draw", "pass")
 MEMO_LIMIT = 4096
-"""Distinct values an `Interned` field keeps dumped; it starts afresh when full."""
+"""Distinct values an `InternedList` keeps dumped; it starts afresh when full."""
 
 
 def unicode_text(text: str) -> None:
@@ -44,27 +44,25 @@ class StrictInt(fields.Integer):
         return int(super()._validated(value))
 
 
-class Interned(fields.Nested):
-    """A nested dict of a few plain values, dumped through its schema once per distinct value.
+class InternedList(fields.List):
+    """A list of small dicts of plain values, each dumped through its schema once per
+    distinct value and then reused; the dumped dicts are only read.
 
-    Placed tiles, open ends, players and moves recur from one answer to the next: each is
-    dumped by its schema the first time and then reused; the dumped dicts are only read.
+    Placed tiles, open ends, players and moves recur from one answer to the next.
     """
 
     def __init__(self, nested: type[Schema], **kwargs: Any) -> None:
-        super().__init__(nested, **kwargs)
+        super().__init__(fields.Nested(nested), **kwargs)
         self._memo: dict[tuple[Any, ...], Any] = {}
 
-    def _serialize(self, nested_obj: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
-        if nested_obj is None:
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if value is None:
             return None
-        key = tuple(nested_obj.items())
-        dumped = self._memo.get(key)
-        if dumped is None:
-            if len(self._memo) >= MEMO_LIMIT:
-                self._memo.clear()
-            dumped = self._memo[key] = super()._serialize(nested_obj, attr, obj, **kwargs)
-        return dumped
+        if len(self._memo) >= MEMO_LIMIT:
+            self._memo.clear()
+        memo, dump = self._memo, self.inner._serialize
+        return [memo.get(key) or memo.setdefault(key, dump(item, attr, obj, **kwargs))
+                for item in value for key in (tuple(item.items()),)]
 
 
 # Requests ---------------------------------------------------------------
@@ -193,8 +191,8 @@ class EndOut(Schema):
 class LayoutOut(Schema):
     """The table: tiles in the order played and the open ends."""
 
-    tiles = fields.List(Interned(PlacedTileOut))
-    ends = fields.List(Interned(EndOut))
+    tiles = InternedList(PlacedTileOut)
+    ends = InternedList(EndOut)
 
 
 class HandScoreOut(Schema):
@@ -230,12 +228,12 @@ class StateOut(Schema):
     boneyard_count = fields.Integer()
     layout = fields.Nested(LayoutOut)
     obligations = fields.List(fields.String())
-    players = fields.List(Interned(PlayerOut))
+    players = InternedList(PlayerOut)
     scores = fields.List(fields.Nested(HandScoreOut))
     winners = fields.List(fields.Integer())
     seat = fields.Integer()
     hand = fields.List(fields.String())
-    legal_moves = fields.List(Interned(MoveOut))
+    legal_moves = InternedList(MoveOut)
 
 
 class EventOut(Schema):
@@ -278,7 +276,7 @@ class ProblemOut(Schema):
     detail = fields.String()
     errors = fields.List(fields.Nested(FieldErrorOut))
     rule = fields.String()
-    legal_moves = fields.List(Interned(MoveOut))
+    legal_moves = InternedList(MoveOut)
     version = fields.Integer()
 
 
