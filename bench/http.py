@@ -82,6 +82,7 @@ def gunicorn(app: str, env: dict[str, str], args: argparse.Namespace, log: Path)
             wait_until_up(port, master)
             while len(worker_pids(master.pid)) < args.workers:  # every worker counts its CPU
                 time.sleep(0.05)
+            wait_until_idle(worker_pids(master.pid))
             yield port, master.pid
         finally:
             processes.stop(master, 15)
@@ -103,6 +104,19 @@ def wait_until_up(port: int, master: subprocess.Popen[bytes]) -> None:
         finally:
             conn.close()
     raise RuntimeError(f"gunicorn did not answer on port {port}")
+
+
+def wait_until_idle(pids: list[int], quiet_s: float = 0.5) -> None:
+    """Wait until the processes use no CPU for `quiet_s` (at most START_TIMEOUT_S): gunicorn
+    workers load the app after they are forked, and the clients must not start while some
+    are still loading it, or the measured phase pays for their start."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    used = cpu_seconds(pids)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        used, before = cpu_seconds(pids), used
+        if used == before:
+            return
 
 
 def cpu_seconds(pids: list[int]) -> float:
