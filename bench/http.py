@@ -10,6 +10,7 @@ clients for a fixed time. Then it starts a real redis-server (AOF, fsync always,
 serve` runs it) and the service under gunicorn, and the clients create games and play every
 seat of each over HTTP (stdlib http.client and orjson, keep-alive, threads in several client
 processes): per move a GET of the seat's view (for its legal moves) and a POST of one of them.
+In both phases the clients start only once every gunicorn worker has loaded its app.
 Afterwards every game's export must pass `spinner verify`.
 
 The ratio is the game load's HTTP requests per second over the hello-world's; a move costs
