@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, json
+from marshmallow.exceptions import SCHEMA
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from service import problems
@@ -24,13 +25,20 @@ def problem_response(problem: problems.Problem, headers: dict[str, str] | None =
 
 
 def field_errors(messages: Any, prefix: str = "") -> list[dict[str, str]]:
-    """Flatten marshmallow's nested messages into `[{field, message}]` with dotted paths."""
+    """Flatten marshmallow's nested messages into `[{field, message}]` with dotted paths; a
+    message about a whole field (marshmallow's `_schema` key under it) names that field."""
     if isinstance(messages, dict):
         return [e for key, sub in messages.items()
-                for e in field_errors(sub, f"{prefix}.{key}" if prefix else str(key))]
+                for e in field_errors(sub, _path(prefix, key))]
     if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
         return [{"field": prefix or "body", "message": m} for m in messages]
     return [{"field": prefix or "body", "message": str(messages)}]
+
+
+def _path(prefix: str, key: Any) -> str:
+    if key == SCHEMA:
+        return prefix
+    return f"{prefix}.{key}" if prefix else str(key)
 
 
 def register(app: Flask) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from flask import request
@@ -17,6 +18,8 @@ MAX_SEQ = 2**63 - 1
 """The largest version or event number a request can name: no log gets that long. A larger
 number means the same (beyond the log), and could not be used as is: the store's ids (Redis
 stream ids) end at 2**64 - 1, and int() refuses more than 4300 digits."""
+IF_MATCH = re.compile(r'(?:W/)?"([0-9]+)"')
+"""An entity tag that names a version: `"12"`, or the weak `W/"12"`, read the same."""
 MEMO_BODY_BYTES = 256
 """Bodies up to this size may be remembered once loaded (see `load_body`)."""
 _loaded: Lru[dict[str, Any]] = Lru(4096)
@@ -79,15 +82,15 @@ def bearer_token() -> str | None:
 
 
 def if_match() -> int | None:
-    """Return the version named by If-Match (`"12"`), None if absent or `*`."""
+    """Return the version named by If-Match (`"12"` or `W/"12"`), None if absent or `*`."""
     raw = request.headers.get("If-Match")
     if raw is None or raw.strip() == "*":
         return None
-    text = raw.strip().removeprefix("W/").strip('"')
-    if not is_number(text):
+    quoted = IF_MATCH.fullmatch(raw.strip())
+    if quoted is None:
         raise problems.BadRequest("If-Match must be a quoted version, e.g. \"12\"",
                                   errors=[{"field": "If-Match", "message": "not a version"}])
-    return number(text)
+    return number(quoted[1])
 
 
 def idempotency_key() -> str | None:

@@ -74,7 +74,7 @@ class PlayerIn(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(("human", "ai")))
     level = fields.String(validate=validate.OneOf(LEVELS))
 
-    @validates_schema
+    @validates_schema(skip_on_field_errors=False)  # named beside any other bad field
     def _level_only_for_ai(self, data: dict[str, Any], **_: Any) -> None:
         if data.get("kind") == "human" and "level" in data:
             raise ValidationError("only an AI seat has a level", "level")
@@ -96,10 +96,16 @@ class RulesIn(Schema):
 class CreateGameIn(Schema):
     """`POST /v1/games`: 2 to 8 players (R4), the rules and an optional seed."""
 
-    players = fields.List(fields.Nested(PlayerIn), required=True,
-                          validate=validate.Length(2, 8, error="a game has 2 to 8 players (R4)"))
+    players = fields.List(fields.Nested(PlayerIn), required=True)
     rules = fields.Nested(RulesIn, load_default=None)
     seed = StrictInt(allow_none=True, load_default=None)
+
+    @validates_schema(pass_original=True, skip_on_field_errors=False)
+    def _two_to_eight_players(self, _data: dict[str, Any], original: Any, **_: Any) -> None:
+        """Count the players sent, even when some of them are invalid too (R4)."""
+        players = original.get("players") if isinstance(original, dict) else None
+        if isinstance(players, list) and not 2 <= len(players) <= 8:
+            raise ValidationError("a game has 2 to 8 players (R4)", "players")
 
     @post_load
     def _default_rules(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -123,14 +129,15 @@ class MoveIn(Schema):
         except MalformedMove as error:
             raise ValidationError(error.detail) from error
 
-    @validates_schema
-    def _fields_fit_action(self, data: dict[str, Any], **_: Any) -> None:
-        if data.get("action") == "play" and "tile" not in data:
+    @validates_schema(pass_original=True, skip_on_field_errors=False)
+    def _fields_fit_action(self, data: dict[str, Any], original: Any, **_: Any) -> None:
+        """Name every field the action cannot take, beside any other bad field."""
+        action, sent = data.get("action"), original if isinstance(original, dict) else {}
+        if action == "play" and "tile" not in sent:
             raise ValidationError("a play names its tile", "tile")
-        if data.get("action") in ("draw", "pass"):
-            for name in ("tile", "end", "expose"):
-                if name in data:
-                    raise ValidationError(f"a {data['action']} takes no {name}", name)
+        extra = [name for name in ("tile", "end", "expose") if name in sent]
+        if action in ("draw", "pass") and extra:
+            raise ValidationError({name: [f"a {action} takes no {name}"] for name in extra})
 
 
 # Responses --------------------------------------------------------------

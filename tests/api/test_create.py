@@ -60,6 +60,20 @@ def test_bad_creation_requests_get_400_naming_the_field(client, body, field):
     assert field in [e["field"] for e in answer.json["errors"]]
 
 
+@pytest.mark.parametrize(("body", "fields"), [
+    ({"players": [HUMAN] * 8 + [{"name": "", "kind": "human"}]},
+     {"players", "players.8.name"}),  # R4 and a bad name
+    ({"players": [{"name": "", "kind": "human", "level": "greedy"}, HUMAN]},
+     {"players.0.name", "players.0.level"}),
+    ({"players": [HUMAN], "rules": {"hands": 0}, "seed": "x"},
+     {"players", "rules.hands", "seed"}),
+])
+def test_a_creation_request_with_several_bad_fields_gets_400_naming_each(client, body, fields):
+    answer = client.post("/v1/games", json=body)
+    assert answer.status_code == 400
+    assert {e["field"] for e in answer.json["errors"]} == fields
+
+
 @pytest.mark.parametrize("data", [b"{not json", b"[1, 2]", b"", b"\xff\xfe",
                                   b'{"a":' + b"[" * 30_000 + b"]" * 30_000 + b"}"])
 def test_a_body_that_is_not_a_json_object_gets_400(client, data):

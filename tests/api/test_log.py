@@ -12,6 +12,8 @@ from service.bootstrap import build
 from service.cli import main as spinner
 from service.config import Settings
 from service.game.events import GENESIS, event_hash
+from service.store.server import free_port
+from tests.api.contract import check_response
 from tests.api.driver import auth, create, play_to_end
 
 
@@ -117,6 +119,13 @@ def test_stream_sends_ids_and_resumes_after_last_event_id(app, client):
 def test_healthz_is_200_when_the_store_answers(client):
     answer = client.get("/healthz")
     assert answer.status_code == 200 and answer.json["status"] == "ok"
+
+
+def test_healthz_is_503_with_retry_after_as_documented_when_the_store_is_down():
+    down = build(Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0"))
+    answer = create_app({"TESTING": True}, services=down).test_client().get("/healthz")
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
+    check_response("GET", "/healthz", answer)
 
 
 def test_stream_sends_keep_alive_comments_while_nothing_happens(redis_url, redis_client):

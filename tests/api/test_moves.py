@@ -107,6 +107,19 @@ def test_R2_R14_malformed_moves_get_400_naming_the_field(client, game, body, fie
     assert field in [e["field"] for e in answer.json["errors"]]
 
 
+@pytest.mark.parametrize(("body", "fields"), [
+    ({"action": "draw", "tile": "5-S", "foo": 1}, {"tile", "foo"}),
+    ({"action": "pass", "tile": "5-S", "end": "e1", "expose": 3}, {"tile", "end", "expose"}),
+    ({"action": "play", "end": 5}, {"tile", "end"}),
+    ({"action": "play", "tile": "9-3", "end": "e1", "expose": 10}, {"tile", "expose"}),
+])
+def test_a_move_with_several_bad_fields_gets_400_naming_each(client, game, body, fields):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]], body)
+    assert answer.status_code == 400
+    assert {e["field"] for e in answer.json["errors"]} == fields
+
+
 def test_R2_a_misspelt_tile_error_names_the_canonical_form(client, game):
     game_id, tokens, state = game
     answer = _post(client, game_id, tokens[state["turn"]],
@@ -124,6 +137,23 @@ def test_if_match_with_an_old_version_is_412_with_the_current_version(client, ga
     fresh = _post(client, game_id, token, state["legal_moves"][0],
                   **{"If-Match": f'"{state["version"]}"'})
     assert fresh.status_code == 200
+
+
+@pytest.mark.parametrize("sent", ['{v}', '"{v}', '{v}"', "'{v}'", 'W/{v}', '"v{v}"',
+                                  '"{v}", "{v}"', '""'])
+def test_an_if_match_that_is_not_a_quoted_version_gets_400(client, game, sent):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]], state["legal_moves"][0],
+                   **{"If-Match": sent.format(v=state["version"])})
+    assert answer.status_code == 400
+    assert [e["field"] for e in answer.json["errors"]] == ["If-Match"]
+
+
+def test_a_weak_if_match_names_the_version_too(client, game):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]], state["legal_moves"][0],
+                   **{"If-Match": f'W/"{state["version"]}"'})
+    assert answer.status_code == 200
 
 
 def test_idempotency_key_replays_the_first_answer_and_appends_nothing(client, game):
