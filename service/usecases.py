@@ -70,9 +70,14 @@ def shuffler(seed: int | None) -> Callable[[int], Sequence[Tile]]:
     return shuffle
 
 
-def body_hash(body: dict[str, Any]) -> str:
-    """Return the hash of a request body, independent of key order and spacing."""
+def body_hash(body: Any) -> str:
+    """Return the hash of a request body's JSON value, independent of key order and spacing."""
     return hashlib.sha256(ev.canonical_json(body)).hexdigest()
+
+
+def idempotency_name(game_id: str, seat: int, key: str) -> str:
+    """Return the store's name for a seat's Idempotency-Key record (in the game's slot)."""
+    return f"game:{{{game_id}}}:idem:{seat}:{body_hash({'k': key})}"
 
 
 class Games:
@@ -168,7 +173,7 @@ class Games:
         """Apply a seat's move (honouring If-Match and Idempotency-Key); return the new view."""
         if key is None:
             return self._move(game_id, seat, body, if_match, None)
-        name, digest = f"game:{{{game_id}}}:idem:{seat}:{body_hash({'k': key})}", body_hash(body)
+        name, digest = idempotency_name(game_id, seat, key), body_hash(body)
         record = self.store.idempotency_begin(name, digest)
         if record is not None:
             return self._replay_answer(game_id, seat, record, digest)
@@ -178,12 +183,27 @@ class Games:
             self.store.idempotency_abort(name)  # transient: a retry with this key may land
             raise
         except problems.Problem as problem:
-            answer = {"state": "done", "body_hash": digest, "problem": problem.body()}
-            self.store.idempotency_finish(name, json.dumps(answer))
+            self._record_problem(name, digest, problem)
             raise
         except BaseException:
             self.store.idempotency_abort(name)
             raise
+
+    def refuse_move(self, game_id: str, seat: int, key: str, digest: str,
+                    problem: problems.Problem) -> dict[str, Any]:
+        """Answer a move whose body could not be read (400) but which names an Idempotency-Key:
+        as the key's first answer if it has one (409 while pending, 422 for another body),
+        else by raising `problem`, kept as the key's answer; `digest` is the body's hash."""
+        name = idempotency_name(game_id, seat, key)
+        record = self.store.idempotency_begin(name, digest)
+        if record is not None:
+            return self._replay_answer(game_id, seat, record, digest)
+        self._record_problem(name, digest, problem)
+        raise problem
+
+    def _record_problem(self, name: str, digest: str, problem: problems.Problem) -> None:
+        answer = {"state": "done", "body_hash": digest, "problem": problem.body()}
+        self.store.idempotency_finish(name, json.dumps(answer))
 
     def ai_turn(self, game_id: str, version: int, choose: Chooser) -> bool:
         """Play the AI seat's turn due at `version`; False if the game has moved on."""

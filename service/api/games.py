@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, current_app, url_for
 
+from service import problems
 from service.api import requests as req
 from service.api import schemas
 from service.cache import Lru
@@ -79,9 +80,14 @@ def post_move(game_id: str) -> Response:
     """Submit a move for the caller's seat."""
     seat = caller_seat(game_id, required=True)
     assert seat is not None
-    body = req.load_body(_move_in)
-    view = games().move(game_id, seat, body, req.if_match(), req.idempotency_key())
-    return state_answer(view)
+    if_match, key = req.if_match(), req.idempotency_key()
+    try:
+        body = req.load_body(_move_in)
+    except problems.BadRequest as refused:  # under a key, the key's first answer comes first
+        if key is None:
+            raise
+        return state_answer(games().refuse_move(game_id, seat, key, req.body_digest(), refused))
+    return state_answer(games().move(game_id, seat, body, if_match, key))
 
 
 @bp.get("/games/<game_id>/events")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -12,6 +13,7 @@ from marshmallow import Schema, ValidationError
 from service import problems
 from service.api.errors import field_errors
 from service.cache import Lru
+from service.usecases import body_hash
 
 MAX_IDEMPOTENCY_KEY = 255
 MAX_SEQ = 2**63 - 1
@@ -68,6 +70,16 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
         raise problems.BadRequest("some fields are invalid",
                                   errors=field_errors(error.messages)) from None
     return loaded
+
+
+def body_digest() -> str:
+    """Return the hash an Idempotency-Key record keeps of the body sent: of its JSON value (key
+    order and spacing do not count), or of its bytes when that cannot be read as JSON."""
+    raw = request.get_data(cache=True)
+    try:
+        return body_hash(json.loads(raw))
+    except (ValueError, TypeError, RecursionError):  # not JSON, or beyond canonical JSON
+        return hashlib.sha256(raw).hexdigest()
 
 
 def bearer_token() -> str | None:

@@ -178,6 +178,36 @@ def test_idempotency_key_replays_a_first_error_too(client, game):
     assert again.json == first.json
 
 
+def test_a_key_used_once_answers_422_to_another_body_even_one_that_does_not_fit(client, game):
+    game_id, tokens, state = game
+    token, move = tokens[state["turn"]], state["legal_moves"][0]
+    assert _post(client, game_id, token, move, **{"Idempotency-Key": "k3"}).status_code == 200
+    for other in ({"action": "jump"}, {"action": "draw", "tile": "5-S"}):
+        answer = _post(client, game_id, token, other, **{"Idempotency-Key": "k3"})
+        assert answer.status_code == 422
+        assert answer.json["type"] == "/problems/idempotency-key-reused"
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"] + 1
+
+
+@pytest.mark.parametrize("bad", [{"action": "jump"}, b"{not json"])
+def test_a_key_first_sent_with_a_body_that_does_not_fit_keeps_that_400(client, game, bad):
+    game_id, tokens, state = game
+    token, key = tokens[state["turn"]], {"Idempotency-Key": "k4"}
+
+    def send(body):
+        if isinstance(body, bytes):
+            return client.post(f"/v1/games/{game_id}/moves", data=body,
+                               headers={**auth(token), **key, "Content-Type": "application/json"})
+        return _post(client, game_id, token, body, **key)
+
+    first, again = send(bad), send(bad)
+    assert first.status_code == again.status_code == 400
+    assert again.json == first.json
+    other = send(state["legal_moves"][0])
+    assert other.status_code == 422
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
+
+
 def test_idempotency_keys_are_scoped_to_the_seat(client, game):
     game_id, tokens, state = game
     mover, other = state["turn"], 1 - state["turn"]
