@@ -47,8 +47,9 @@ def _frames(store: EventStore, game_id: str, seat: int | None, after: int, finis
         events = store.wait_for_events(game_id, after, int(keepalive_s * 1000))
         if not events:
             yield ": keep-alive\n\n"
-        for event in events:
-            yield _frame(redact(event, seat))
+        ended = any(event["type"] == ev.GAME_ENDED for event in events)
+        for event in events:  # the append that ends the match is sent whole, as /events is
+            yield _frame(event if ended else redact(event, seat))
             after = event["seq"]
             if event["type"] == ev.GAME_ENDED:
                 return

@@ -116,6 +116,31 @@ def test_stream_sends_ids_and_resumes_after_last_event_id(app, client):
     assert not any('"deck"' in line for line in lines)
 
 
+def test_the_stream_sends_the_append_that_ends_the_match_whole(app, client):
+    game_id, tokens = create(client, seats=2, hands=1, seed=16)
+    start = client.get(f"/v1/games/{game_id}").json["version"]
+    lines: list[str] = []
+
+    def listen() -> None:
+        with app.test_client() as raw:
+            answer = raw.get(f"/v1/games/{game_id}/stream", headers={"Last-Event-ID": str(start)},
+                             buffered=False)
+            for chunk in answer.response:  # the stream closes after game_ended
+                lines.extend(chunk.decode().splitlines())
+            answer.close()
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    play_to_end(client, game_id, tokens, random.Random(16))
+    listener.join(timeout=60)
+    sent = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
+    export = client.get(f"/v1/games/{game_id}/export").json["events"]
+    assert [e["seq"] for e in sent] == list(range(start + 1, len(export) + 1))
+    whole = [e for e in sent if "hash" in e]
+    assert sent[-1]["type"] == "game_ended" and whole == export[-len(whole):]
+    assert 2 <= len(whole) < len(sent)  # the events before it went out redacted
+
+
 def test_healthz_is_200_when_the_store_answers(client):
     answer = client.get("/healthz")
     assert answer.status_code == 200 and answer.json["status"] == "ok"
