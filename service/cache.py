@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -37,3 +38,18 @@ class Lru(Generic[V]):
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+class Versioned(Generic[V]):
+    """Each key's value at one version, the last one asked for; at most `size` keys (LRU)."""
+
+    def __init__(self, size: int) -> None:
+        self._items: Lru[tuple[int, V]] = Lru(size)
+
+    def get(self, key: str, version: int, make: Callable[[], V]) -> V:
+        """Return the value of `key` at `version`, made by `make` unless it is the one kept."""
+        kept = self._items.get(key)
+        if kept is None or kept[0] != version:
+            kept = (version, make())
+            self._items.put(key, kept)
+        return kept[1]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from service import metrics, problems
-from service.cache import Lru
+from service.cache import Lru, Versioned
 from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
@@ -88,7 +88,7 @@ class Games:
         self.store, self.queue, self.clock = store, queue, clock
         self._states: Lru[GameState] = Lru(cache_size)  # each lent to one request at a time
         self._metas: Lru[Meta] = Lru(cache_size)
-        self._tables: Lru[tuple[int, dict[str, Any]]] = Lru(cache_size)  # version, read-only
+        self._tables: Versioned[dict[str, Any]] = Versioned(cache_size)  # read only
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> Created:
@@ -322,11 +322,9 @@ class Games:
 
     def _view(self, game_id: str, state: GameState, seat: int | None) -> dict[str, Any]:
         """Return the state as `seat` sees it; the part every seat sees is built once a version."""
-        kept = self._tables.get(game_id)
-        if kept is None or kept[0] != state.version:
-            kept = (state.version, {"game_id": game_id, **table(state)})
-            self._tables.put(game_id, kept)
-        return {**kept[1], **own(state, seat)}
+        shared = self._tables.get(game_id, state.version,
+                                  lambda: {"game_id": game_id, **table(state)})
+        return {**shared, **own(state, seat)}
 
     @staticmethod
     def _snapshot(state: GameState) -> dict[str, Any]:

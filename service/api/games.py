@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, url_for
 from service import problems
 from service.api import requests as req
 from service.api import schemas
-from service.cache import Lru
+from service.cache import Versioned
 from service.usecases import Games
 
 JSON = "application/json"
@@ -20,7 +20,7 @@ _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
 _created_out = schemas.CreatedOut()
 _table_out = schemas.StateOut(exclude=schemas.OWN_FIELDS)  # the same for every seat
 _own_out = schemas.StateOut(only=schemas.OWN_FIELDS)
-_tables: Lru[tuple[int, dict[str, Any]]] = Lru(1024)  # each game's latest dumped table, by version
+_tables: Versioned[dict[str, Any]] = Versioned(1024)  # each game's table, dumped once a version
 _events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
 _to_json = orjson.dumps  # compact, in the schemas' order
 
@@ -46,12 +46,9 @@ def caller_seat(game_id: str, required: bool) -> int | None:
 
 def state_answer(view: dict[str, Any]) -> Response:
     """Answer with a state view (StateOut) and its ETag."""
-    game_id, version = view["game_id"], view["version"]
-    kept = _tables.get(game_id)
-    if kept is None or kept[0] != version:
-        kept = (version, _table_out.dump(view))
-        _tables.put(game_id, kept)
-    response = Response(_to_json({**kept[1], **_own_out.dump(view)}), content_type=JSON)
+    version = view["version"]
+    table = _tables.get(view["game_id"], version, lambda: _table_out.dump(view))
+    response = Response(_to_json({**table, **_own_out.dump(view)}), content_type=JSON)
     response.headers["ETag"] = f'"{version}"'
     return response
 
