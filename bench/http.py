@@ -249,11 +249,7 @@ def play_games(port: int, threads: int, indices: list[int], job: dict[str, Any],
         with lock:
             tally.add(mine)
 
-    workers = [threading.Thread(target=run) for _ in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    in_threads(threads, run)
     tally.error_samples = tally.error_samples[:10]
     tally.cpu_s = time.process_time() - cpu
     return tally
@@ -335,13 +331,18 @@ def hammer_hello(port: int, threads: int, start: Any, seconds: float,
         with lock:
             tally.add(mine)
 
-    workers = [threading.Thread(target=run) for _ in range(threads)]
+    in_threads(threads, run)
+    tally.cpu_s = time.process_time() - cpu
+    return tally
+
+
+def in_threads(count: int, run: Any) -> None:
+    """Run `run()` in `count` threads at once and wait until every one has returned."""
+    workers = [threading.Thread(target=run) for _ in range(count)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
-    tally.cpu_s = time.process_time() - cpu
-    return tally
 
 
 def run_clients(target: Any, per_process: list[Any]) -> tuple[list[Tally], float, float]:
@@ -605,9 +606,10 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="spinner-bench-"))
     exports = work / "exports"
     exports.mkdir()
+    (work / "metrics").mkdir()  # the workers' shared metrics files, as `spinner serve` has them
     limit = str(10**9) if args.rate_limits else "0"  # 0: off; 64 clients share one address
-    env = {**os.environ, "PYTHONPATH": str(_BENCH.parent),
-           "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit}
+    env = {**os.environ, "PYTHONPATH": str(_BENCH.parent), "PROMETHEUS_MULTIPROC_DIR":
+           str(work / "metrics"), "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit}
     layout = split(args.clients, args.client_procs)
     print(f"gunicorn: {' '.join(gunicorn_command('APP', 0, args)[3:])}")
     print(f"clients: {args.clients} threads in {len(layout)} processes; "
