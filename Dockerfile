@@ -10,5 +10,5 @@ USER spinner
 ENV REDIS_URL=redis://redis:6379/0
 EXPOSE 8000
 # As `spinner serve` on a 2-core machine: 4 API processes a core, 4 threads each.
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "4", \
-     "--workers", "8", "service.wsgi:app"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--threads", "4", "--workers", "8", \
+     "--worker-class", "service.gunicorn_worker.ProblemWorker", "service.wsgi:app"]

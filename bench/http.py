@@ -54,7 +54,7 @@ from typing import Any  # noqa: E402
 import orjson  # noqa: E402
 
 from service import processes  # noqa: E402
-from service.cli import API_THREADS, default_api_workers  # noqa: E402
+from service.cli import API_THREADS, API_WORKER_CLASS, default_api_workers  # noqa: E402
 from service.store.server import RedisServer, free_port  # noqa: E402
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
@@ -491,7 +491,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="gunicorn workers (default: as `spinner serve`, 4 a core)")
     parser.add_argument("--threads", type=int, default=API_THREADS,
                         help="gunicorn threads a worker (default: as `spinner serve`)")
-    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--worker-class", default=API_WORKER_CLASS,
+                        help="gunicorn worker class (default: as `spinner serve`)")
     parser.add_argument("--hello-seconds", type=float, help="ceiling run (default 15; quick 6)")
     parser.add_argument("--max-seconds", type=float, help="bound on the game phase "
                                                           "(default 600; quick 90)")

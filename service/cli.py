@@ -20,6 +20,8 @@ GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to fini
 
 API_THREADS = 4
 """Threads of each API process: enough for a few streams (SSE) besides short requests."""
+API_WORKER_CLASS = "service.gunicorn_worker.ProblemWorker"
+"""gunicorn's gthread worker, answering the requests gunicorn cannot read in problem+json."""
 
 
 def default_api_workers() -> int:
@@ -95,7 +97,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
             [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
         children["gunicorn"] = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
-             "--worker-class", "gthread", "--threads", str(API_THREADS),
+             "--worker-class", API_WORKER_CLASS, "--threads", str(API_THREADS),
              "--workers", str(api_workers),
              "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
              "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"],

@@ -159,14 +159,20 @@ class Games:
 
     def events(self, game_id: str, seat: int | None, after: int) -> list[ev.Event]:
         """Return the log after `after`, redacted for `seat` until the match has ended (R25)."""
-        finished = self._status(game_id) == "finished"
+        finished = self.progress(game_id)[1] == "finished"
         return visible_log(self.store.read(game_id, after), seat, finished)
 
     def export(self, game_id: str) -> list[ev.Event]:
         """Return the complete log of an ended match (409 before it ends)."""
-        if self._status(game_id) != "finished":
+        if self.progress(game_id)[1] != "finished":
             raise problems.Conflict("the export is available once the match has ended")
         return self.store.read(game_id)
+
+    def progress(self, game_id: str) -> tuple[int, str]:
+        """Return the game's version and status (`playing`, `finished`)."""
+        state = self.load(game_id)
+        self._keep(game_id, state)
+        return state.version, state.status
 
     def move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
              key: str | None) -> dict[str, Any]:
@@ -308,13 +314,6 @@ class Games:
             meta = Meta.parse(stored)
             self._metas.put(game_id, meta)
         return meta
-
-    def _status(self, game_id: str) -> str:
-        """Return the game's status (`playing`, `finished`)."""
-        state = self.load(game_id)
-        status = state.status
-        self._keep(game_id, state)
-        return status
 
     def _keep(self, game_id: str, state: GameState) -> None:
         """Give back a state that matches the log, for the next request to build on."""

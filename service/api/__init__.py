@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask
+from flask import Flask, request
 
-from service import logs
+from service import logs, problems
 from service.api import cors, errors, games, health, limits, observability, stream
 from service.bootstrap import Services, build
 from service.config import Settings
@@ -21,6 +21,8 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     services = services or build(Settings.from_env())
     app.config["MAX_CONTENT_LENGTH"] = services.settings.max_body_bytes
     app.extensions["spinner"] = services
+    app.url_map.merge_slashes = False  # `/v1//games` is no path of the API: 404, not a redirect
+    app.before_request(_no_leading_double_slash)
     for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
         app.register_blueprint(blueprint)
     observability.register(app)  # around the whole app: every answer has an id and a log line
@@ -28,3 +30,9 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     cors.register(app, services.settings.cors_origins)
     errors.register(app)
     return app
+
+
+def _no_leading_double_slash() -> None:
+    """404 for `//v1/...`: no path of the API, which routing would read as `/v1/...`."""
+    if request.environ.get("PATH_INFO", "").startswith("//"):
+        raise problems.NotFound("there is no such path")

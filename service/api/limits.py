@@ -7,6 +7,8 @@ import time
 from flask import Flask, current_app, request
 
 from service import problems
+from service.api.games import games
+from service.api.requests import bearer_token
 from service.config import Settings
 from service.tokens import token_hash
 
@@ -23,14 +25,25 @@ def register(app: Flask, settings: Settings) -> None:
     def check() -> None:
         if request.endpoint in EXEMPT:
             return
-        limits = [("addr", request.remote_addr or "unknown", per_address)] if per_address else []
-        authorization = request.headers.get("Authorization") if per_token else None
-        if authorization is not None:  # the hash only: a token never becomes a key name
-            limits.append(("token", token_hash(authorization), per_token))
-        for kind, who, limit in limits:
-            _count(kind, who, limit)
+        if per_address:
+            _count("addr", request.remote_addr or "unknown", per_address)
+        token = _sent_token() if per_token else None
+        if token is not None:
+            game_id = (request.view_args or {}).get("game_id")
+            if game_id is not None:  # an unknown game gets 404 before any token check
+                games().require_game(game_id)
+            _count("token", token_hash(token), per_token)  # the hash: no key names a token
 
     app.before_request(check)
+
+
+def _sent_token() -> str | None:
+    """Return the bearer token sent however `Bearer` is spelt, else the Authorization header
+    as sent (a malformed one, which gets 401), else None."""
+    try:
+        return bearer_token()
+    except problems.Unauthorized:
+        return request.headers.get("Authorization")
 
 
 def _count(kind: str, who: str, limit: int) -> None:

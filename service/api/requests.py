@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import request
 from marshmallow import Schema, ValidationError
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from service import problems
 from service.api.errors import field_errors
@@ -44,7 +45,7 @@ def load_body(schema: Schema) -> dict[str, Any]:
     A small body whose loaded fields are all plain values (a move) is remembered, so that
     the same body again skips the schema; each caller gets its own copy.
     """
-    raw = request.get_data(cache=True) or b"null"
+    raw = raw_body() or b"null"
     key = f"{type(schema).__name__}:{raw!r}" if len(raw) <= MEMO_BODY_BYTES else None
     known = _loaded.get(key) if key else None
     if known is not None:
@@ -53,6 +54,24 @@ def load_body(schema: Schema) -> dict[str, Any]:
     if key and all(value is None or isinstance(value, str | int) for value in loaded.values()):
         _loaded.put(key, dict(loaded))
     return loaded
+
+
+def raw_body() -> bytes:
+    """Return the body's bytes: 413 past MAX_CONTENT_LENGTH, a chunked body too (which
+    werkzeug would cut there), and 400 if the server cannot read it (a bad chunk size)."""
+    try:
+        raw = request.get_data(cache=True)
+    except HTTPException:
+        raise  # 413 for a Content-Length over the limit, 400 for a client gone mid-body
+    except Exception as error:  # the server's own framing errors, e.g. gunicorn's chunks
+        raise problems.BadRequest(
+            "the body could not be read", errors=[{"field": "body", "message": "unreadable"}]
+        ) from error
+    limit = request.max_content_length
+    if limit is not None and len(raw) >= limit and request.content_length is None \
+            and request.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+    return raw
 
 
 def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
@@ -75,7 +94,7 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
 def body_digest() -> str:
     """Return the hash an Idempotency-Key record keeps of the body sent: of its JSON value (key
     order and spacing do not count), or of its bytes when that cannot be read as JSON."""
-    raw = request.get_data(cache=True)
+    raw = raw_body()
     try:
         return body_hash(json.loads(raw))
     except (ValueError, TypeError, RecursionError):  # not JSON, or beyond canonical JSON

@@ -119,7 +119,7 @@ class MoveIn(Schema):
 
     action = fields.String(required=True, validate=validate.OneOf(ACTIONS))
     tile = fields.String()
-    end = fields.String(allow_none=True)
+    end = fields.String(allow_none=True, validate=unicode_text)
     expose = StrictInt(allow_none=True, validate=validate.Range(0, 9, error="expose is 0-9 (R14)"))
 
     @validates("tile")

@@ -21,8 +21,9 @@ _event_out = EventOut()
 def stream(game_id: str) -> Response:
     """Send each new event as `id: <seq>`; resume after `Last-Event-ID` (or `?after=N`)."""
     seat = caller_seat(game_id, required=False)
-    after = _resume_point()
-    finished = games().load(game_id).status == "finished"
+    version, status = games().progress(game_id)
+    after = min(_resume_point(), version)  # an id beyond the log would wait past the end
+    finished = status == "finished"
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
     store = current_app.extensions["spinner"].store
     frames = _frames(store, game_id, seat, after, finished, keepalive)

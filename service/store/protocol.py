@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final, Protocol
 
 import orjson
@@ -66,8 +67,12 @@ def dumps(value: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """Return the value of JSON the stores keep."""
-    return orjson.loads(text)
+    """Return the value of JSON the stores keep. orjson refuses an escaped lone surrogate,
+    which a kept 400 can hold (it names a field so named): the standard library reads that."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def pending_record(body_hash: str) -> str:

@@ -207,3 +207,53 @@ def test_an_unknown_field_named_by_a_lone_surrogate_is_named_back_in_a_400(clien
     answer = client.post("/v1/games", data=b'{"\\ud800": 1}', content_type="application/json")
     assert answer.status_code == 400
     assert "\ud800" in [error["field"] for error in answer.json["errors"]]
+
+
+@pytest.mark.parametrize("key", [None, "k1"], ids=["no key", "Idempotency-Key"])
+def test_an_end_with_a_lone_surrogate_is_400_with_or_without_a_key(client, key):
+    game_id, tokens = create(client, seats=2, seed=3)
+    turn = client.get(f"/v1/games/{game_id}").json["turn"]
+    headers = {**auth(tokens[turn]), **({"Idempotency-Key": key} if key else {})}
+    body = b'{"action": "play", "tile": "9-9", "end": "\\udc00"}'
+    for _ in range(2):  # under a key, the second answer is the first one again
+        answer = client.post(f"/v1/games/{game_id}/moves", data=body, headers=headers,
+                             content_type="application/json")
+        assert answer.status_code == 400
+        assert [error["field"] for error in answer.json["errors"]] == ["end"]
+
+
+def test_a_400_naming_a_lone_surrogate_field_is_kept_and_replayed_under_its_key(client):
+    game_id, tokens = create(client, seats=2, seed=3)
+    turn = client.get(f"/v1/games/{game_id}").json["turn"]
+    headers = {**auth(tokens[turn]), "Idempotency-Key": "k2"}
+    answers = [client.post(f"/v1/games/{game_id}/moves", data=b'{"action": "pass", "\\ud800": 1}',
+                           headers=headers, content_type="application/json") for _ in range(2)]
+    assert [a.status_code for a in answers] == [400, 400]
+    assert answers[0].json == answers[1].json
+    assert "\ud800" in [error["field"] for error in answers[1].json["errors"]]
+
+
+def test_the_token_limit_counts_a_token_however_bearer_is_spelt(redis_url, redis_client):
+    fresh_window()
+    client = build_app(redis_url, rate_limit_per_token=3, rate_limit_per_address=0).test_client()
+    game_id, tokens = create(client, seats=2)
+    spellings = ["Bearer {}", "bearer {}", "BEARER  {}", "bEaReR {}"]
+    answers = [client.get(f"/v1/games/{game_id}", headers={"Authorization": s.format(tokens[0])})
+               for s in spellings]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+
+
+def test_an_unknown_game_is_404_even_for_a_token_over_its_limit(redis_url, redis_client):
+    fresh_window()
+    client = build_app(redis_url, rate_limit_per_token=1, rate_limit_per_address=0).test_client()
+    game_id, tokens = create(client, seats=2)
+    assert client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).status_code == 200
+    assert client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).status_code == 429
+    assert client.get("/v1/games/nope", headers=auth(tokens[0])).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/v1//games/{}", "/v1/games//{}", "//v1/games/{}"])
+def test_a_path_with_doubled_slashes_is_404_not_a_redirect(client, path):
+    game_id, _ = create(client, seats=2)
+    answer = client.get("/", environ_overrides={"PATH_INFO": path.format(game_id)})
+    assert answer.status_code == 404 and answer.mimetype == "application/problem+json"

@@ -7,6 +7,8 @@ import json
 import random
 import threading
 
+import pytest
+
 from service.api import create_app
 from service.bootstrap import build
 from service.cli import main as spinner
@@ -116,23 +118,28 @@ def test_stream_sends_ids_and_resumes_after_last_event_id(app, client):
     assert not any('"deck"' in line for line in lines)
 
 
-def test_the_stream_sends_the_append_that_ends_the_match_whole(app, client):
+@pytest.mark.parametrize("beyond", [0, 10**6], ids=["resumed at the end", "id beyond the log"])
+def test_the_stream_sends_the_append_that_ends_the_match_whole(app, client, beyond):
     game_id, tokens = create(client, seats=2, hands=1, seed=16)
     start = client.get(f"/v1/games/{game_id}").json["version"]
     lines: list[str] = []
+    resume = {"Last-Event-ID": str(start + beyond)}  # beyond: the stream starts at the end
+    opened = threading.Event()
 
     def listen() -> None:
         with app.test_client() as raw:
-            answer = raw.get(f"/v1/games/{game_id}/stream", headers={"Last-Event-ID": str(start)},
-                             buffered=False)
+            answer = raw.get(f"/v1/games/{game_id}/stream", headers=resume, buffered=False)
             for chunk in answer.response:  # the stream closes after game_ended
                 lines.extend(chunk.decode().splitlines())
+                opened.set()
             answer.close()
 
     listener = threading.Thread(target=listen)
     listener.start()
+    assert opened.wait(20)  # the stream has read where it starts before anyone moves
     play_to_end(client, game_id, tokens, random.Random(16))
     listener.join(timeout=60)
+    assert not listener.is_alive()  # closed after game_ended
     sent = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
     export = client.get(f"/v1/games/{game_id}/export").json["events"]
     assert [e["seq"] for e in sent] == list(range(start + 1, len(export) + 1))

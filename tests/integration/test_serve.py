@@ -3,8 +3,10 @@ on loopback, Ctrl-C, and a restart that finds every game again."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -251,3 +253,45 @@ def test_healthz_answers_503_problem_json_when_redis_is_down():
     with redis.Redis.from_url(closed, socket_connect_timeout=1) as probe, \
             pytest.raises(redis.ConnectionError):
         probe.ping()  # nothing was listening: the 503 is about Redis, not the app
+
+
+def raw_answer(base: str, request: bytes) -> tuple[int, dict[str, str], Any]:
+    """Send raw bytes to the server at `base`; return the status, headers and JSON answer."""
+    port = int(base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = http.client.HTTPResponse(sock)
+        answer.begin()
+        return answer.status, dict(answer.headers), json.loads(answer.read())
+
+
+def chunked(body: bytes, size: int = 4096) -> bytes:
+    """Return `body` in HTTP/1.1 chunked transfer coding."""
+    parts = [body[i:i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
+    """Requests refused before the app sees them (by gunicorn, its worker class being
+    `spinner serve`'s) or while it reads a chunked body answer like any other error."""
+    base = serve(tmp_path / "var", own_redis_env()).url
+    token = "tok_" + "x" * 9000
+    create = b'{"players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]}'
+    post = b"POST /v1/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    cases = {
+        "header too large": (431, b"GET /v1/games/g HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                             b"Bearer " + token.encode() + b"\r\n\r\n"),
+        "uri too long": (414, b"GET /v1/games/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+        "bad header": (400, b"GET /v1/games/g HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n"),
+        "bad chunk": (400, post + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"),
+        "chunked over the limit": (413, post + b"Transfer-Encoding: chunked\r\n\r\n"
+                                   + chunked(create[:-1] + b" " * 200_000 + b"}")),
+    }
+    for name, (status, request) in cases.items():
+        got, headers, body = raw_answer(base, request)
+        assert (name, got, headers["Content-Type"]) == (name, status, "application/problem+json")
+        assert body["status"] == status and body["type"].startswith("/problems/"), name
+        assert re.fullmatch(r"[0-9a-f]{32}", headers["X-Request-ID"]), name
+        assert token not in json.dumps(body)
+    small = post + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(create, 16)
+    assert raw_answer(base, small)[0] == 201  # a chunked body within the limit is read whole

@@ -1,0 +1,45 @@
+"""The gunicorn worker of `spinner serve`: gunicorn's gthread worker, except that the answers
+gunicorn writes itself, to a request it cannot read (a bad request line or header, a URI or
+headers over its limits, a bad chunk), are problem+json with an X-Request-ID like every other
+answer (API.md "Errors"), not gunicorn's HTML page.
+
+    gunicorn --worker-class service.gunicorn_worker.ProblemWorker service.wsgi:app
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+
+import orjson
+from gunicorn import util
+from gunicorn.workers.gthread import ThreadWorker
+
+SLUGS = {400: "invalid-request", 500: "internal"}
+"""The app's own slugs for these statuses; any other is named after its reason phrase."""
+
+
+def problem_answer(status: int, reason: str) -> bytes:
+    """Return a whole HTTP answer: `status` as problem+json, closing the connection."""
+    slug = SLUGS.get(status, reason.lower().replace(" ", "-"))
+    body = orjson.dumps({"type": f"/problems/{slug}", "title": reason, "status": status,
+                         "detail": f"the server could not handle the request: {reason}"})
+    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
+            f"X-Request-ID: {secrets.token_hex(16)}\r\n\r\n")
+    return head.encode("latin-1") + body
+
+
+def write_problem(sock: socket.socket, status: int, reason: str, _message: str) -> None:
+    """gunicorn's `util.write_error`, in problem+json. Its message is left out: it can quote
+    the request (a header's value, so a token)."""
+    util.write_nonblock(sock, problem_answer(status, reason))
+
+
+class ProblemWorker(ThreadWorker):
+    """gunicorn's gthread worker, whose own error answers are problem+json."""
+
+    def init_process(self) -> None:
+        """Send gunicorn's error answers through `write_problem`, then serve as gthread."""
+        util.write_error = write_problem  # its one error writer (gunicorn/workers/base.py)
+        super().init_process()
