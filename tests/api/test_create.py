@@ -94,3 +94,11 @@ def test_unknown_paths_and_methods_are_problems(client):
     answer = client.delete("/v1/games")
     assert answer.status_code == 405
     assert answer.mimetype == "application/problem+json"
+
+
+def test_a_seed_longer_than_python_reads_is_a_400_naming_seed(client):
+    players = b'[{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]'
+    body = b'{"players": %s, "seed": %s}' % (players, b"9" * 5000)
+    answer = client.post("/v1/games", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert [error["field"] for error in answer.json["errors"]] == ["seed"]
