@@ -95,7 +95,8 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
 def _json_int(text: str) -> int | str:
     """Read a JSON integer; one longer than Python reads (4300 digits) stays text, which no
     integer field takes, so the 400 names its field instead of calling the body not JSON."""
-    return int(text) if len(text) <= sys.get_int_max_str_digits() else text
+    limit = sys.get_int_max_str_digits()  # 0: no limit
+    return int(text) if not limit or len(text.lstrip("-")) <= limit else text
 
 
 def body_digest() -> str:
