@@ -141,7 +141,9 @@ def test_games_spread_over_every_master_each_in_one_slot(
         assert homes[0] == owner(key_slot(game_key(game_id, "events").encode()))
         per_master[homes[0]] += 1
     assert all(count >= 5 for count in per_master), per_master
-    assert len({key_slot(game_key(g, "events").encode()) for g in games}) == len(games)
+    slots = {key_slot(game_key(g, "events").encode()) for g in games}
+    assert len(slots) >= len(games) - 2  # random ids: two games share one of 16384 slots by
+    # chance (about 6% of runs for 45 games), three such pairs about once in 30,000 runs
 
 
 def test_played_games_replay_and_verify(client: FlaskClient, services: Services,
