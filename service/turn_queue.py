@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import redis
 from rq import Queue, Retry
-from rq.exceptions import DuplicateJobError, NoSuchJobError
+from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 
 from service.config import Settings
@@ -53,8 +53,8 @@ class RqTurnQueue:
                 job.delete()
             else:
                 return
-        except NoSuchJobError:
-            pass
+        except (NoSuchJobError, InvalidJobOperation):
+            pass  # no job, or one deleted as its status was read: queue it (again)
         except (redis.RedisError, ValueError) as error:
             log.warning("could not check the AI turn of %s@%s: %r", game_id, version, error)
             return

@@ -125,3 +125,14 @@ def test_an_ai_turn_survives_a_worker_killed_mid_turn(redis_url, redis_client):
         assert time.monotonic() - started < 30
     finally:
         rescuer.stop()
+
+
+def test_a_read_while_the_ai_turn_job_vanishes_still_answers(client, redis_url, redis_client):
+    """A job finished and deleted between its fetch and its status read (rq then raises
+    InvalidJobOperation) must not fail the read that checked it: the turn is queued again."""
+    game_id, _ = create(client, seats=2, hands=1, seed=24, ai={0: "greedy", 1: "greedy"})
+    version = client.get(f"/v1/games/{game_id}").json["version"]
+    redis_client.hdel(Job.key_for(job_id(game_id, version)), "status")  # as if mid-deletion
+    answer = client.get(f"/v1/games/{game_id}")
+    assert answer.status_code == 200 and answer.json["version"] == version
+    assert Queue(QUEUE_NAME, connection=redis_client).job_ids == [job_id(game_id, version)]
