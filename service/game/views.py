@@ -33,7 +33,8 @@ def own(state: GameState, seat: int | None) -> dict[str, Any]:
     if seat is None:
         return {}
     hand = state.hand
-    moves = legal_moves(hand, seat) if hand and state.turn == seat else []
+    to_move = hand is not None and state.turn == seat and not hand.awaiting_server
+    moves = legal_moves(hand, seat) if to_move else []
     return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
             "legal_moves": [m.to_dict() for m in moves]}
 

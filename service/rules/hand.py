@@ -71,6 +71,12 @@ class Hand:
         """Whether R9's boneyard search is still under way."""
         return not self.openers and not self.layout
 
+    @property
+    def awaiting_server(self) -> bool:
+        """Whether the server's own event comes next, so no seat may move: the R9 search, an
+        R18 lift after a round of passes, or the end of the hand (R19 domino, R20 block)."""
+        return self.searching or not all(self.tiles) or self.round_of_passes() is not None
+
     def next_seat(self, seat: int) -> int:
         """Return the seat to the left (R4)."""
         return (seat + 1) % self.seats

@@ -175,3 +175,24 @@ def test_stream_sends_keep_alive_comments_while_nothing_happens(redis_url, redis
                 break
         answer.close()
     assert not any(c.startswith("id: ") for c in chunks)  # nothing new: only keep-alives
+
+
+def test_R18_R19_R20_no_move_is_offered_where_the_servers_own_event_comes_next(client):
+    """A state rebuilt between a seat's event and the server's (a hand's last play or pass
+    before hand_ended, the passes before obligation_lifted) offers no move; others do."""
+    game_id, tokens = create(client, seats=2, hands=2, seed=31)
+    play_to_end(client, game_id, tokens, random.Random(31))
+    log = client.get(f"/v1/games/{game_id}/export").json["events"]
+    next_is_servers = {e["seq"] - 1 for e in log if e["type"] in ("hand_ended",
+                                                                 "obligation_lifted")}
+    offered = {}
+    for version in range(2, len(log)):
+        turn = client.get(f"/v1/games/{game_id}/state?version={version}").json["turn"]
+        after = log[version]  # the event that came next
+        seats_own = after["seat"] is not None and after["data"].get("reason") != "search"
+        if turn is not None and seats_own or version in next_is_servers:
+            state = client.get(f"/v1/games/{game_id}/state?version={version}",
+                               headers=auth(tokens[turn])).json
+            offered[version] = bool(state["legal_moves"])
+    assert next_is_servers and all(not offered[v] for v in next_is_servers)
+    assert all(offered[v] for v in offered if v not in next_is_servers)
