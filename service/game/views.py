@@ -33,8 +33,8 @@ def own(state: GameState, seat: int | None) -> dict[str, Any]:
     if seat is None:
         return {}
     hand = state.hand
-    to_move = state.turn == seat and not (hand is None or hand.awaiting_server)
-    moves = legal_moves(hand, seat) if hand is not None and to_move else []
+    moves = (legal_moves(hand, seat)
+             if hand and state.turn == seat and not hand.awaiting_server else [])
     return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
             "legal_moves": [m.to_dict() for m in moves]}
 
