@@ -9,6 +9,6 @@ RUN pip install --no-cache-dir .
 USER spinner
 ENV REDIS_URL=redis://redis:6379/0
 EXPOSE 8000
-# As `spinner serve` on a 2-core machine: 4 API processes a core, 4 threads each.
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--threads", "4", "--workers", "8", \
+# As `spinner serve` on a 2-core machine: 2 API processes a core, gevent (1000 connections each).
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-connections", "1000", \
      "--worker-class", "service.gunicorn_worker.ProblemWorker", "service.wsgi:app"]

@@ -5,7 +5,7 @@
     .venv/bin/python bench/http.py --profile  # also sample the API workers with py-spy
 
 It first measures the ceiling: `bench/hello_app.py`, a Flask hello-world, served by the SAME
-gunicorn command line as the service (worker class, workers, threads), hit by the same
+gunicorn command line as the service (worker class, workers, connections), hit by the same
 clients for a fixed time. Then it starts a real redis-server (AOF, fsync always, as `spinner
 serve` runs it) and the service under gunicorn, and the clients create games and play every
 seat of each over HTTP (stdlib http.client and orjson, keep-alive, threads in several client
@@ -54,7 +54,7 @@ from typing import Any  # noqa: E402
 import orjson  # noqa: E402
 
 from service import processes  # noqa: E402
-from service.cli import API_THREADS, API_WORKER_CLASS, default_api_workers  # noqa: E402
+from service.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers  # noqa: E402
 from service.store.server import RedisServer, free_port  # noqa: E402
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
@@ -68,6 +68,7 @@ def gunicorn_command(app: str, port: int, args: argparse.Namespace) -> list[str]
     """The one gunicorn command line, used for the hello-world and for the service alike."""
     return [sys.executable, "-m", "gunicorn", "--bind", f"{HOST}:{port}",
             "--worker-class", args.worker_class, "--workers", str(args.workers),
+            "--worker-connections", str(args.worker_connections),
             "--threads", str(args.threads), "--backlog", "2048", "--log-level", "warning",
             app]
 
@@ -488,9 +489,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hands", type=int, default=1, help="hands a match (1 keeps it short)")
     parser.add_argument("--client-procs", type=int, default=2, help="client processes")
     parser.add_argument("--workers", type=int, default=default_api_workers(),
-                        help="gunicorn workers (default: as `spinner serve`, 4 a core)")
-    parser.add_argument("--threads", type=int, default=API_THREADS,
-                        help="gunicorn threads a worker (default: as `spinner serve`)")
+                        help="gunicorn workers (default: as `spinner serve`, 2 a core)")
+    parser.add_argument("--worker-connections", type=int, default=API_CONNECTIONS,
+                        help="connections a gevent worker serves (default: as `spinner serve`)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads a worker, for a try of --worker-class gthread")
     parser.add_argument("--worker-class", default=API_WORKER_CLASS,
                         help="gunicorn worker class (default: as `spinner serve`)")
     parser.add_argument("--hello-seconds", type=float, help="ceiling run (default 15; quick 6)")

@@ -18,16 +18,16 @@ from service.config import Settings
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
 
 
-API_THREADS = 4
-"""Threads of each API process: enough for a few streams (SSE) besides short requests."""
+API_CONNECTIONS = 1000
+"""Connections each API process serves at once (gevent), open streams (SSE) included."""
 API_WORKER_CLASS = "service.gunicorn_worker.ProblemWorker"
-"""gunicorn's gthread worker, answering the requests gunicorn cannot read in problem+json."""
+"""gunicorn's gevent worker, answering the requests gunicorn cannot read in problem+json."""
 
 
 def default_api_workers() -> int:
-    """Return the API processes to run: four a core, since a process runs Python on one core
-    at a time (the GIL) and each request waits on Redis for part of its time."""
-    return 4 * (os.cpu_count() or 1)
+    """Return the API processes to run: two a core. A process runs Python on one core at a
+    time (the GIL); while one of its requests waits on Redis, gevent runs another."""
+    return 2 * (os.cpu_count() or 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +97,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
             [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
         children["gunicorn"] = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
-             "--worker-class", API_WORKER_CLASS, "--threads", str(API_THREADS),
+             "--worker-class", API_WORKER_CLASS, "--worker-connections", str(API_CONNECTIONS),
              "--workers", str(api_workers),
              "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
              "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"],

@@ -1,7 +1,11 @@
-"""The gunicorn worker of `spinner serve`: gunicorn's gthread worker, except that the answers
+"""The gunicorn worker of `spinner serve`: gunicorn's gevent worker, except that the answers
 gunicorn writes itself, to a request it cannot read (a bad request line or header, a URI or
 headers over its limits, a bad chunk), are problem+json with an X-Request-ID like every other
 answer (API.md "Errors"), not gunicorn's HTML page.
+
+gevent serves each connection in a greenlet, so a stream (SSE), which stays open until its
+match ends, holds no thread: a process serves up to `--worker-connections` of them at once
+while it goes on answering every other request.
 
     gunicorn --worker-class service.gunicorn_worker.ProblemWorker service.wsgi:app
 """
@@ -13,7 +17,7 @@ import socket
 
 import orjson
 from gunicorn import util
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.ggevent import GeventWorker
 
 SLUGS = {400: "invalid-request", 500: "internal"}
 """The app's own slugs for these statuses; any other is named after its reason phrase."""
@@ -36,10 +40,10 @@ def write_problem(sock: socket.socket, status: int, reason: str, _message: str) 
     util.write_nonblock(sock, problem_answer(status, reason))
 
 
-class ProblemWorker(ThreadWorker):
-    """gunicorn's gthread worker, whose own error answers are problem+json."""
+class ProblemWorker(GeventWorker):
+    """gunicorn's gevent worker, whose own error answers are problem+json."""
 
     def init_process(self) -> None:
-        """Send gunicorn's error answers through `write_problem`, then serve as gthread."""
+        """Send gunicorn's error answers through `write_problem`, then serve as gevent."""
         util.write_error = write_problem  # its one error writer (gunicorn/workers/base.py)
         super().init_process()

@@ -6,12 +6,12 @@ and the scripts take all their keys in KEYS (they never build key names).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, ParamSpec, TypeVar
 
 import redis
@@ -133,33 +133,45 @@ class RedisEventStore:
                  idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
         self.client = client
         self._ttl = idempotency_ttl_s
-        self._threads = threading.local()
+        self._idle: list[redis.Redis] = []  # lent clients, each holding one connection
+        self._pid = os.getpid()
 
-    def _redis(self) -> redis.Redis:
-        """Return this thread's client: over a plain Redis, one that keeps a connection of the
-        shared pool for itself (no pool lock or check a command); a cluster client is shared.
-        A forked child makes its own, never using its parent's socket."""
-        pid, own = getattr(self._threads, "pinned", (None, None))
-        if own is None or pid != os.getpid():
-            own = self.client
-            if isinstance(own, redis.Redis):
-                own = redis.Redis(connection_pool=own.connection_pool,
-                                  single_connection_client=True)
-            self._threads.pinned = (os.getpid(), own)
-        return own
+    @contextlib.contextmanager
+    def _redis(self) -> Iterator[redis.Redis]:
+        """Lend a client for one command: over a plain Redis, one that keeps a connection of
+        the shared pool for itself (no pool lock or check a command), taken back afterwards;
+        a cluster client is shared. A forked child makes its own, never using its parent's.
+        A command cut short by anything but a Redis error reply drops its connection, whose
+        reply could still be on the way."""
+        if not isinstance(self.client, redis.Redis):
+            yield self.client
+            return
+        if self._pid != os.getpid():
+            self._idle, self._pid = [], os.getpid()
+        client = self._idle.pop() if self._idle else redis.Redis(
+            connection_pool=self.client.connection_pool, single_connection_client=True)
+        try:
+            yield client
+        except redis.ResponseError:
+            raise
+        except BaseException:
+            client.connection.disconnect()
+            raise
+        finally:
+            self._idle.append(client)
 
     def _command(self, *args: Any) -> Any:
         """Run one command; return the server's reply as is (no redis-py response callback).
 
-        Over a plain Redis it goes straight to this thread's own connection, retried by the
+        Over a plain Redis it goes straight to a lent client's connection, retried by the
         connection's retry policy as redis-py would: this skips redis-py's per-command
         wrappers, which cost more CPU than the round trip. A cluster client routes it by key."""
-        client = self._redis()
-        connection = getattr(client, "connection", None)
-        if connection is None:
-            return client.execute_command(*args)
-        return connection.retry.call_with_retry(lambda: _round_trip(connection, args),
-                                                lambda _error: connection.disconnect())
+        with self._redis() as client:
+            connection = getattr(client, "connection", None)
+            if connection is None:
+                return client.execute_command(*args)
+            return connection.retry.call_with_retry(lambda: _round_trip(connection, args),
+                                                    lambda _error: connection.disconnect())
 
     def _script(self, script: str, keys: list[str], args: list[Any] | tuple[()] = ()) -> Any:
         """Run a Lua script by its SHA-1, loading it first if the server lacks it."""
@@ -167,7 +179,8 @@ class RedisEventStore:
         try:
             return self._command(*command)
         except NoScriptError:  # a new, restarted or flushed server
-            self._redis().script_load(script)
+            with self._redis() as client:
+                client.script_load(script)
             return self._command(*command)
 
     @classmethod
@@ -187,12 +200,14 @@ class RedisEventStore:
     @_reachable
     def exists(self, game_id: str) -> bool:
         """Return whether the game exists."""
-        return bool(self._redis().exists(game_key(game_id, "events")))
+        with self._redis() as client:
+            return bool(client.exists(game_key(game_id, "events")))
 
     @_reachable
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
-        stored = self._redis().hgetall(game_key(game_id, "meta"))
+        with self._redis() as client:
+            stored = client.hgetall(game_key(game_id, "meta"))
         return {_text(name): _text(value) for name, value in stored.items()}
 
     @_reachable
@@ -231,7 +246,8 @@ class RedisEventStore:
     @_reachable
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
-        return int(self._redis().xlen(game_key(game_id, "events")))
+        with self._redis() as client:
+            return int(client.xlen(game_key(game_id, "events")))
 
     @_reachable
     def idempotency_begin(self, key_name: str, body_hash: str,
@@ -243,7 +259,8 @@ class RedisEventStore:
     @_reachable
     def idempotency_finish(self, key_name: str, record_json: str) -> None:
         """Store the final record of a request that appended nothing."""
-        self._redis().set(key_name, record_json, ex=self._ttl)
+        with self._redis() as client:
+            client.set(key_name, record_json, ex=self._ttl)
 
     @_reachable
     def idempotency_abort(self, key_name: str) -> None:
@@ -261,7 +278,9 @@ class RedisEventStore:
         stream = {game_key(game_id, "events"): f"{max(after, 0)}-0"}
         while True:
             left_ms = int((deadline - time.monotonic()) * 1000)
-            if self._redis().xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS))):
+            with self._redis() as client:
+                found = client.xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS)))
+            if found:
                 return self.read(game_id, after)
             if left_ms <= BLOCK_SLICE_MS:
                 return []
@@ -269,7 +288,8 @@ class RedisEventStore:
     def ping(self) -> bool:
         """Return whether the Redis server answers."""
         try:
-            return bool(self._redis().ping())
+            with self._redis() as client:
+                return bool(client.ping())
         except (redis.ConnectionError, redis.TimeoutError):
             return False
 

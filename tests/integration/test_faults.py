@@ -30,6 +30,7 @@ import redis
 from service import processes
 from service.api import create_app
 from service.bootstrap import build
+from service.cli import API_WORKER_CLASS
 from service.config import Settings
 from service.game.audit import audit
 from service.store.redis_store import RedisEventStore, game_key
@@ -244,12 +245,13 @@ def children(pid: int) -> list[int]:
 
 @pytest.fixture
 def gunicorn(redis_url: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """A real gunicorn with one gthread worker serving the app; yield its port and master."""
+    """A real gunicorn with one worker of `spinner serve`'s class serving the app; yield its
+    port and master."""
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
            "RATE_LIMIT_PER_ADDRESS": str(HIGH), "RATE_LIMIT_PER_TOKEN": str(HIGH)}
     master = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "1",
-                               "--worker-class", "gthread", "--threads", "4",
+                               "--worker-class", API_WORKER_CLASS,
                                "--bind", f"127.0.0.1:{port}", "service.wsgi:app"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)

@@ -295,3 +295,53 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
         assert token not in json.dumps(body)
     small = post + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(create, 16)
     assert raw_answer(base, small)[0] == 201  # a chunked body within the limit is read whole
+
+
+STREAMS = 100
+"""Streams the test below keeps open: more than a thread-per-request server would have."""
+
+
+def open_stream(base: str, game_id: str, streams: list[socket.socket]) -> None:
+    """Open `/stream` as a spectator, add it to `streams`, and wait for its first frame."""
+    port = int(base.rsplit(":", 1)[1])
+    streams.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+    request = f"GET /v1/games/{game_id}/stream HTTP/1.1\r\nHost: x\r\n\r\n"
+    streams[-1].sendall(request.encode())
+    assert b"200 OK" in read_until(streams[-1], b"retry: 2000")
+
+
+def read_until(sock: socket.socket, wanted: bytes) -> bytes:
+    """Read from `sock` until `wanted` has come (or the socket's timeout)."""
+    got = b""
+    while wanted not in got:
+        chunk = sock.recv(65536)
+        assert chunk, got
+        got += chunk
+    return got
+
+
+def test_many_open_streams_leave_the_service_answering(serve, tmp_path):
+    """A stream (SSE) stays open until the match ends; a hundred of them must not hold up
+    other requests, and each gets the next event (API.md: GET /stream)."""
+    base = serve(tmp_path / "var", own_redis_env()).url
+    status, _, created = call("POST", f"{base}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bob", "kind": "human"}], "seed": 3})
+    assert status == 201, created
+    game_id = created["game_id"]
+    streams: list[socket.socket] = []
+    try:
+        for _ in range(STREAMS):
+            open_stream(base, game_id, streams)
+        assert call("GET", f"{base}/healthz")[0] == 200
+        _, _, state = call("GET", f"{base}/v1/games/{game_id}")
+        seat = state["turn"]
+        token = created["seats"][seat]["token"]
+        _, _, own = call("GET", f"{base}/v1/games/{game_id}", token=token)
+        status, _, moved = call("POST", f"{base}/v1/games/{game_id}/moves",
+                                own["legal_moves"][0], token)
+        assert status == 200, moved
+        wanted = f"id: {moved['version']}\n".encode()
+        assert all(wanted in read_until(sock, wanted) for sock in streams)
+    finally:
+        for sock in streams:
+            sock.close()

@@ -231,29 +231,35 @@ class TestRedisStore(StoreContract):
         assert seqs(store.wait_for_events("g1", 1, 5000)) == [2]
         writer.join()
 
-    def test_each_thread_and_each_forked_child_keeps_a_connection_of_its_own(
+    def test_commands_at_once_get_connections_of_their_own_and_reuse_them_after(
             self, store: RedisEventStore) -> None:
         store.create("g1", events(1, 2), {})
-        mine = store._redis().client_id()
-        both = threading.Barrier(2)
-        seen: list[tuple[int, int]] = []
-
-        def look() -> None:
-            both.wait(5)  # both threads are alive at once, so neither reuses the other
-            seen.append((store.version("g1"), store._redis().client_id()))
-
-        threads = [threading.Thread(target=look) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert sorted(v for v, _ in seen) == [2, 2]
-        assert len({mine, *(c for _, c in seen)}) == 3
+        with store._redis() as first, store._redis() as second:  # e.g. two greenlets
+            lent = {first.client_id(), second.client_id()}
+        assert len(lent) == 2
+        with store._redis() as again:
+            assert again.client_id() in lent  # taken back, not a new connection
+        assert store.version("g1") == 2
         child = os.fork()
         if child == 0:
-            os._exit(0 if store.version("g1") == 2 and store._redis().client_id() != mine else 1)
+            with store._redis() as own:
+                os._exit(0 if store.version("g1") == 2 and own.client_id() not in lent else 1)
         assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
-        assert store.version("g1") == 2 and store._redis().client_id() == mine
+        with store._redis() as again:
+            assert again.client_id() in lent
+
+    def test_a_command_cut_short_drops_its_connection(self, store: RedisEventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        with pytest.raises(KeyboardInterrupt), store._redis() as cut:
+            before = cut.client_id()
+            raise KeyboardInterrupt  # its reply could still be on the way
+        with pytest.raises(redis.ResponseError), store._redis() as refused:
+            assert refused.client_id() != before  # the same client, a new connection
+            after = refused.client_id()
+            refused.execute_command("NO-SUCH-COMMAND")
+        with store._redis() as kept:
+            assert kept.client_id() == after  # an error reply was read whole: kept
+        assert store.version("g1") == 2
 
     def test_scripts_run_again_after_the_server_forgets_them(
             self, store: RedisEventStore, redis_client: redis.Redis) -> None:
@@ -268,7 +274,8 @@ class TestRedisStore(StoreContract):
         store = RedisEventStore.from_url(redis_url, retry=Retry(NoBackoff(), 1))
         with store.client:
             store.create("g1", events(1, 2), {})
-            drop = lambda: redis_client.client_kill_filter(_id=store._redis().client_id())  # noqa: E731
+            with store._redis() as lent:
+                drop = lambda: redis_client.client_kill_filter(_id=lent.client_id())  # noqa: E731
             assert drop() == 1
             assert seqs(store.read("g1", after=1)) == [2]  # a command, on a new connection
             assert drop() == 1
