@@ -148,8 +148,11 @@ class RedisEventStore:
             return
         if self._pid != os.getpid():
             self._idle, self._pid = [], os.getpid()
-        client = self._idle.pop() if self._idle else redis.Redis(
-            connection_pool=self.client.connection_pool, single_connection_client=True)
+        try:
+            client = self._idle.pop()  # atomic, so threads may share the list too
+        except IndexError:
+            client = redis.Redis(connection_pool=self.client.connection_pool,
+                                 single_connection_client=True)
         try:
             yield client
         except redis.ResponseError:
