@@ -9,7 +9,8 @@ gunicorn command line as the service (worker class, workers, connections), hit b
 clients for a fixed time. Then it starts a real redis-server (AOF, fsync always, as `spinner
 serve` runs it) and the service under gunicorn, and the clients create games and play every
 seat of each over HTTP (stdlib http.client and orjson, keep-alive, threads in several client
-processes): per move a GET of the seat's view (for its legal moves) and a POST of one of them.
+processes): per move a GET of the seat's view (for its legal moves) and a POST of one of them,
+with If-Match naming the version it was chosen on, as a careful client sends it.
 In both phases the clients start only once every gunicorn worker has loaded its app.
 Afterwards every game's export must pass `spinner verify`.
 
@@ -151,10 +152,13 @@ class Client:
         self.port = port
         self.conn: http.client.HTTPConnection | None = None
 
-    def request(self, method: str, path: str, body: Any = None,
-                token: str | None = None) -> tuple[int, Any, float]:
-        """Send one request; return (status, decoded JSON or None, seconds). Status 0: no answer."""
+    def request(self, method: str, path: str, body: Any = None, token: str | None = None,
+                version: int | None = None) -> tuple[int, Any, float]:
+        """Send one request (with If-Match if `version` is given); return (status, decoded JSON
+        or None, seconds). Status 0: no answer."""
         headers = {"Accept": "application/json"}
+        if version is not None:
+            headers["If-Match"] = f'"{version}"'
         payload = None
         if body is not None:
             payload = orjson.dumps(body)
@@ -290,7 +294,8 @@ def play_one(client: Client, index: int, job: dict[str, Any], tally: Tally,
             turn = view["turn"]
             continue
         move = rng.choice(view["legal_moves"])
-        status, answer, seconds = client.request("POST", f"{path}/moves", move, tokens[turn])
+        status, answer, seconds = client.request("POST", f"{path}/moves", move, tokens[turn],
+                                                 view["version"])
         if status != 200:
             tally.requests += 1
             tally.error(f"move: {status} {answer}")

@@ -22,7 +22,6 @@ from service.store.errors import ConcurrencyError
 from service.store.protocol import EventStore
 from service.tokens import new_game_id, new_token, token_game, token_hash
 
-RACE_RETRIES = 5
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
 """Picks a seat's move from the state and the hand's log; a strategy sees only its view."""
 
@@ -185,9 +184,6 @@ class Games:
             return self._replay_answer(game_id, seat, record, digest)
         try:
             return self._move(game_id, seat, body, if_match, (name, digest))
-        except problems.Busy:
-            self.store.idempotency_abort(name)  # transient: a retry with this key may land
-            raise
         except problems.Problem as problem:
             self._record_problem(name, digest, problem)
             raise
@@ -230,23 +226,26 @@ class Games:
 
     def _move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
               idem: tuple[str, str] | None) -> dict[str, Any]:
-        """Decide on the cached state at once, trusting the append's version check to catch a
-        cache that is behind the log; anything it refuses is decided again on a current state."""
-        cached = self._states.take(game_id)
+        """Decide the move where it arrived: on the log as it is now or, with If-Match, on the
+        cached state first, if at that version (the append's version check catches a cache
+        behind the log). A move another one beat to the append lands nowhere (API.md: two
+        moves that race for the same seat and version never both land): 412 with If-Match,
+        else 409, even if the seat is to move again by then."""
+        cached = self._states.take(game_id) if if_match is not None else None
         if cached is not None:
             try:
                 return self._try_move(game_id, cached.clone(), seat, body, if_match, idem)
             except (problems.Problem, ConcurrencyError):
                 self._keep(game_id, cached)  # right at its version: `load` catches it up
-        for _ in range(RACE_RETRIES):
-            try:
-                return self._try_move(game_id, self.load(game_id), seat, body, if_match, idem)
-            except ConcurrencyError as race:
-                metrics.APPEND_CONFLICTS.inc()
-                if if_match is not None:
-                    raise problems.PreconditionFailed(
-                        "another move landed first", version=race.current_version) from race
-        raise problems.Busy("the game is too busy; try again")
+        try:
+            return self._try_move(game_id, self.load(game_id), seat, body, if_match, idem)
+        except ConcurrencyError as race:
+            metrics.APPEND_CONFLICTS.inc()
+            if if_match is not None:
+                raise problems.PreconditionFailed(
+                    "another move landed first", version=race.current_version) from race
+            raise problems.RaceLost("another move of this seat landed first",
+                                    version=race.current_version) from race
 
     def _try_move(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
                   if_match: int | None, idem: tuple[str, str] | None) -> dict[str, Any]:

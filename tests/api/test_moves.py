@@ -241,6 +241,32 @@ def test_sixteen_racing_copies_of_one_move_land_exactly_once(client, game):
     assert [e["type"] for e in events].count("tile_played") == 1
 
 
+def test_a_move_beaten_to_the_append_loses_with_409_even_when_its_seat_is_to_move_again(
+        client, services, game, monkeypatch):
+    """API.md: two moves that race for the same seat and version never both land. Between the
+    loser's decision and its append, the winner lands and the other seat answers, so the
+    loser's seat is to move again; the loser is still refused, not decided again."""
+    game_id, tokens, state = game
+    mover, other = state["turn"], 1 - state["turn"]
+    append, raced = services.games.store.append, []
+
+    def winner_lands_first(*args, **kwargs):
+        if not raced:
+            raced.append(True)
+            services.games.move(game_id, mover, state["legal_moves"][0], None, None)
+            theirs = client.get(f"/v1/games/{game_id}", headers=auth(tokens[other])).json
+            services.games.move(game_id, other, theirs["legal_moves"][0], None, None)
+        return append(*args, **kwargs)
+
+    monkeypatch.setattr(services.games.store, "append", winner_lands_first)
+    answer = _post(client, game_id, tokens[mover], state["legal_moves"][0])
+    assert answer.status_code == 409, answer.json
+    assert answer.json["type"] == "/problems/race-lost"
+    assert answer.json["version"] == state["version"] + 2
+    now = client.get(f"/v1/games/{game_id}", headers=auth(tokens[mover])).json
+    assert (now["version"], now["turn"]) == (state["version"] + 2, mover)
+
+
 def test_a_remembered_move_body_loads_alike_and_each_caller_gets_its_own_copy(app):
     body = {"action": "play", "tile": "3-S", "end": "e7", "expose": 5}
     loads = []
