@@ -26,8 +26,11 @@ SLUGS = {400: "invalid-request", 500: "internal"}
 def problem_answer(status: int, reason: str) -> bytes:
     """Return a whole HTTP answer: `status` as problem+json, closing the connection."""
     slug = SLUGS.get(status, reason.lower().replace(" ", "-"))
-    body = orjson.dumps({"type": f"/problems/{slug}", "title": reason, "status": status,
-                         "detail": f"the server could not handle the request: {reason}"})
+    problem = {"type": f"/problems/{slug}", "title": reason, "status": status,
+               "detail": f"the server could not handle the request: {reason}"}
+    if status == 400:  # as the app's 400s, it names what is wrong
+        problem["errors"] = [{"field": "request", "message": "not a readable HTTP request"}]
+    body = orjson.dumps(problem)
     head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
             f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
             f"X-Request-ID: {secrets.token_hex(16)}\r\n\r\n")

@@ -51,6 +51,7 @@ Unprocessable = _problem(422, "illegal-move", "The rules forbid this move")
 IdempotencyMismatch = _problem(422, "idempotency-key-reused",
                                "The Idempotency-Key was used with another body")
 TooManyRequests = _problem(429, "rate-limited", "Too many requests")
+UnknownCoding = _problem(501, "not-implemented", "The transfer coding is not supported")
 Unavailable = _problem(503, "store-unavailable", "The game store cannot be reached")
 
 

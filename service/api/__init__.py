@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, request
+from flask import Flask, Response, request
 
 from service import logs, problems
 from service.api import cors, errors, games, health, limits, observability, stream
@@ -16,6 +16,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     """Build the app; `services` defaults to `bootstrap.build(Settings.from_env())`."""
     logs.configure()
     app = Flask("spinner", static_folder=None)
+    app.response_class = EmptyUntyped
     app.config.from_prefixed_env("SPINNER")
     app.config.update(config or {})
     services = services or build(Settings.from_env())
@@ -30,6 +31,13 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     cors.register(app, services.settings.cors_origins)
     errors.register(app)
     return app
+
+
+class EmptyUntyped(Response):
+    """Flask's answer, naming no Content-Type unless given one: an answer with no body (to
+    OPTIONS, a CORS preflight's 204) is no HTML page. Every other answer names its own."""
+
+    default_mimetype = None
 
 
 def _no_leading_double_slash() -> None:

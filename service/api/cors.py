@@ -25,7 +25,7 @@ def register(app: Flask, origins: str) -> None:
         if request.method != "OPTIONS" or not allows(request.origin) \
                 or "Access-Control-Request-Method" not in request.headers:
             return None
-        return Response(status=204, headers={
+        return app.response_class(status=204, headers={
             "Access-Control-Allow-Methods": ALLOW_METHODS,
             "Access-Control-Allow-Headers": ALLOW_HEADERS,
             "Access-Control-Max-Age": PREFLIGHT_MAX_AGE_S})

@@ -14,6 +14,8 @@ from service.cache import Versioned
 from service.usecases import Games
 
 JSON = "application/json"
+BY_CALLER = {"Vary": "Authorization"}
+"""On each answer that depends on whose token was sent (R25): a cache keeps them apart."""
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
@@ -48,9 +50,8 @@ def state_answer(view: dict[str, Any]) -> Response:
     """Answer with a state view (StateOut) and its ETag."""
     version = view["version"]
     table = _tables.get(view["game_id"], version, lambda: _table_out.dump(view))
-    response = Response(_to_json({**table, **_own_out.dump(view)}), content_type=JSON)
-    response.headers["ETag"] = f'"{version}"'
-    return response
+    return Response(_to_json({**table, **_own_out.dump(view)}), content_type=JSON,
+                    headers={**BY_CALLER, "ETag": f'"{version}"'})
 
 
 @bp.post("/games")
@@ -92,7 +93,8 @@ def get_events(game_id: str) -> Response:
     """The event log after `?after=N`, redacted for the caller until the match ends."""
     seat = caller_seat(game_id, required=False)
     after = req.int_arg("after", minimum=0) or 0
-    return answer(_events_out, {"events": games().events(game_id, seat, after)})
+    return answer(_events_out, {"events": games().events(game_id, seat, after)},
+                  headers=BY_CALLER)
 
 
 @bp.get("/games/<game_id>/state")

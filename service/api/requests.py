@@ -59,7 +59,12 @@ def load_body(schema: Schema) -> dict[str, Any]:
 
 def raw_body() -> bytes:
     """Return the body's bytes: 413 past MAX_CONTENT_LENGTH, a chunked body too (which
-    werkzeug would cut there), and 400 if the server cannot read it (a bad chunk size)."""
+    werkzeug would cut there), 400 if the server cannot read it (a bad chunk size), and 501
+    for a transfer coding besides chunked (gzip, deflate), which nothing here decodes."""
+    coding = request.environ.get("HTTP_TRANSFER_ENCODING")
+    if coding is not None and [c.strip(" \t").lower() for c in coding.split(",")] != ["chunked"]:
+        raise problems.UnknownCoding(f"the transfer coding {coding!r} is not supported; "
+                                     "send the body as is or chunked")
     try:
         raw = request.get_data(cache=True)
     except HTTPException:
@@ -77,7 +82,7 @@ def raw_body() -> bytes:
 
 def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
     try:
-        body = json.loads(raw, parse_int=_json_int)
+        body = json.loads(raw, parse_int=_json_int, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         raise problems.BadRequest("the body is not JSON",
                                   errors=[{"field": "body", "message": "not JSON"}]) from None
@@ -90,6 +95,11 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
         raise problems.BadRequest("some fields are invalid",
                                   errors=field_errors(error.messages)) from None
     return loaded
+
+
+def _no_constant(name: str) -> None:
+    """Refuse `NaN`, `Infinity` and `-Infinity`, which Python reads but JSON has not."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _json_int(text: str) -> int | str:

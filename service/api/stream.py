@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, current_app, json, request, stream_with_context
 
 from service.api import requests as req
-from service.api.games import caller_seat, games
+from service.api.games import BY_CALLER, caller_seat, games
 from service.api.schemas import EventOut
 from service.game import events as ev
 from service.game.views import redact
@@ -27,7 +27,7 @@ def stream(game_id: str) -> Response:
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
     store = current_app.extensions["spinner"].store
     frames = _frames(store, game_id, seat, after, finished, keepalive)
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream_with_context(frames), mimetype="text/event-stream", headers=headers)
 
 

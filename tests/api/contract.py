@@ -204,7 +204,10 @@ def _check_outside_spec(error: Exception, response: Response, where: str) -> Non
 
 
 def _check_options(response: Response, where: str) -> None:
-    """OPTIONS: 200 with Allow, or a CORS preflight's 204 (both with X-Request-ID)."""
+    """OPTIONS: 200 with Allow, or a CORS preflight's 204 (both with X-Request-ID, and with
+    no body, so no Content-Type)."""
+    _expect(not response.data and "Content-Type" not in response.headers,
+            f"{where}: an empty answer names no Content-Type")
     if response.status_code == 204:
         _expect("Access-Control-Allow-Methods" in response.headers,
                 f"{where}: a 204 to OPTIONS is a CORS preflight answer")

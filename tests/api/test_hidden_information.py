@@ -127,3 +127,15 @@ def test_R25_games_at_the_same_version_each_answer_their_own_table_and_hand(clie
             assert [p["name"] for p in answer["players"]] == [f"{name}{s}" for s in range(3)]
             assert answer.get("hand") == \
                 (None if seat is None else [t.text for t in state.hand.tiles[seat]])
+
+
+def test_R25_answers_that_depend_on_the_token_vary_by_it(client):
+    game_id, tokens = create(client, seats=2, hands=1, seed=3)
+    paths = ["", "/state?version=2", "/events", "/stream?after=99"]
+    for path in paths:
+        for headers in (auth(tokens[0]), {}):
+            answer = client.get(f"/v1/games/{game_id}{path}", headers=headers)
+            assert answer.status_code == 200, path
+            assert "Authorization" in answer.vary, path
+            answer.close()
+    assert "Authorization" not in client.get("/healthz").vary

@@ -257,3 +257,25 @@ def test_a_path_with_doubled_slashes_is_404_not_a_redirect(client, path):
     game_id, _ = create(client, seats=2)
     answer = client.get("/", environ_overrides={"PATH_INFO": path.format(game_id)})
     assert answer.status_code == 404 and answer.mimetype == "application/problem+json"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(client, constant):
+    body = '{"players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}], ' \
+           f'"seed": {constant}}}'
+    answer = client.post("/v1/games", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json["errors"] == [{"field": "body", "message": "not JSON"}]
+
+
+@pytest.mark.parametrize("coding", ["gzip, chunked", "deflate,chunked", "identity"])
+def test_a_body_in_a_transfer_coding_besides_chunked_is_501(client, coding):
+    players = [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]
+    answer = client.post("/v1/games", json={"players": players},
+                         headers={"Transfer-Encoding": coding})
+    assert answer.status_code == 501
+    assert answer.json["type"] == "/problems/not-implemented"
+    game_id, tokens = create(client, seats=2)
+    answer = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                         headers={**auth(tokens[0]), "Transfer-Encoding": coding})
+    assert answer.status_code == 501

@@ -18,7 +18,7 @@ from marshmallow import Schema
 from openapi_spec_validator import validate
 
 from service import problems
-from service.api import create_app, schemas
+from service.api import EmptyUntyped, create_app, schemas
 from service.config import Settings
 from tests.api.contract import (
     SPEC_PATH,
@@ -113,7 +113,7 @@ def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
     documented = {(s["properties"]["type"]["const"], s["properties"]["status"]["const"])
                   for name, s in spec_dict()["components"]["schemas"].items()
                   if name.endswith("Problem") and name != "Problem"}
-    assert len(documented) == 13
+    assert len(documented) == 14
     assert documented <= raised
 
 
@@ -314,6 +314,7 @@ def canned() -> Flask:
     """A stand-in app at the spec's paths whose answers the tests choose: it exercises the
     ContractClient, never the service."""
     app = Flask("canned", static_folder=None)
+    app.response_class = EmptyUntyped  # as the service's: an empty answer names no type
     replies: dict[str, Response] = {}
     app.config["replies"] = replies
 
@@ -340,6 +341,10 @@ def test_the_contract_client_checks_every_answer(canned: Flask) -> None:
     assert client.get("/v1/games/abc").json["version"] == 2
     assert client.head("/v1/games/abc").status_code == 200
     assert client.options("/v1/games/abc").status_code == 200
+    plain = Flask("plain")  # Flask's own answer to OPTIONS: empty, but text/html
+    plain.add_url_rule("/v1/games/<game_id>", view_func=lambda game_id: game_id)
+    with pytest.raises(ContractViolation, match="no Content-Type"):
+        ContractClient(plain.test_client()).options("/v1/games/abc")
     replies["game"] = answer({**STATE, "turn": "0"}, 200, headers={"ETag": '"2"'})
     with pytest.raises(ContractViolation, match="turn"):
         client.get("/v1/games/abc")

@@ -286,11 +286,16 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
         "bad chunk": (400, post + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"),
         "chunked over the limit": (413, post + b"Transfer-Encoding: chunked\r\n\r\n"
                                    + chunked(create[:-1] + b" " * 200_000 + b"}")),
+        "unknown coding": (501, post + b"Transfer-Encoding: br\r\n\r\n"),
+        "not ending in chunked": (400, post + b"Transfer-Encoding: gzip\r\n\r\n"),
+        "gzip then chunked": (501, post + b"Transfer-Encoding: gzip, chunked\r\n\r\n"
+                              + chunked(create)),
     }
     for name, (status, request) in cases.items():
         got, headers, body = raw_answer(base, request)
         assert (name, got, headers["Content-Type"]) == (name, status, "application/problem+json")
         assert body["status"] == status and body["type"].startswith("/problems/"), name
+        assert status != 400 or body["errors"], name  # a 400 names what is wrong
         assert re.fullmatch(r"[0-9a-f]{32}", headers["X-Request-ID"]), name
         assert token not in json.dumps(body)
     small = post + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(create, 16)
