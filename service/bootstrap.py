@@ -33,9 +33,16 @@ def utc_now() -> str:
     return utc_millis(time.time(), "Z")
 
 
+REDIS_CONNECTIONS = 2048
+"""Connections a process may open to one Redis (redis-py's default is 100): one for each
+command in flight, and a gevent API process serves up to 1000 connections at once, an open
+stream waiting on Redis in each."""
+
+
 def connect(url: str) -> redis.Redis:
     """Return a client for `url` that gives up fast when Redis is down (then: 503)."""
     return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
+                                max_connections=REDIS_CONNECTIONS,
                                 retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
 
 
@@ -45,7 +52,8 @@ def connect_store(url: str) -> redis.Redis:
     if not url.startswith(CLUSTER_SCHEME):
         return connect(url)
     cluster = RedisCluster.from_url("redis://" + url.removeprefix(CLUSTER_SCHEME),
-                                    socket_connect_timeout=2, socket_timeout=10)
+                                    socket_connect_timeout=2, socket_timeout=10,
+                                    max_connections=REDIS_CONNECTIONS)
     return cluster  # type: ignore[return-value]  # the store uses the commands both share
 
 

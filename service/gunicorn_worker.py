@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+from http import HTTPStatus
 
 import orjson
 from gunicorn import util
@@ -23,8 +24,9 @@ SLUGS = {400: "invalid-request", 500: "internal"}
 """The app's own slugs for these statuses; any other is named after its reason phrase."""
 
 
-def problem_answer(status: int, reason: str) -> bytes:
+def problem_answer(status: int) -> bytes:
     """Return a whole HTTP answer: `status` as problem+json, closing the connection."""
+    reason = HTTPStatus(status).phrase
     slug = SLUGS.get(status, reason.lower().replace(" ", "-"))
     problem = {"type": f"/problems/{slug}", "title": reason, "status": status,
                "detail": f"the server could not handle the request: {reason}"}
@@ -37,10 +39,11 @@ def problem_answer(status: int, reason: str) -> bytes:
     return head.encode("latin-1") + body
 
 
-def write_problem(sock: socket.socket, status: int, reason: str, _message: str) -> None:
-    """gunicorn's `util.write_error`, in problem+json. Its message is left out: it can quote
-    the request (a header's value, so a token)."""
-    util.write_nonblock(sock, problem_answer(status, reason))
+def write_problem(sock: socket.socket, status: int, _reason: str, _message: str) -> None:
+    """gunicorn's `util.write_error`, in problem+json. Its reason is the status code's own
+    (gunicorn sends 501 as "Bad Request"); its message is left out, as it can quote the
+    request (a header's value, so a token)."""
+    util.write_nonblock(sock, problem_answer(status))
 
 
 class ProblemWorker(GeventWorker):

@@ -271,6 +271,10 @@ def chunked(body: bytes, size: int = 4096) -> bytes:
     return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
 
 
+SLUGS = {400: "invalid-request", 413: "too-large", 414: "request-uri-too-long",
+         431: "request-header-fields-too-large", 501: "not-implemented"}
+
+
 def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
     """Requests refused before the app sees them (by gunicorn, its worker class being
     `spinner serve`'s) or while it reads a chunked body answer like any other error."""
@@ -287,6 +291,8 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
         "chunked over the limit": (413, post + b"Transfer-Encoding: chunked\r\n\r\n"
                                    + chunked(create[:-1] + b" " * 200_000 + b"}")),
         "unknown coding": (501, post + b"Transfer-Encoding: br\r\n\r\n"),
+        "unknown coding, then chunked": (501, post + b"Transfer-Encoding: br, chunked\r\n\r\n"
+                                         + chunked(create)),
         "not ending in chunked": (400, post + b"Transfer-Encoding: gzip\r\n\r\n"),
         "gzip then chunked": (501, post + b"Transfer-Encoding: gzip, chunked\r\n\r\n"
                               + chunked(create)),
@@ -294,7 +300,7 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
     for name, (status, request) in cases.items():
         got, headers, body = raw_answer(base, request)
         assert (name, got, headers["Content-Type"]) == (name, status, "application/problem+json")
-        assert body["status"] == status and body["type"].startswith("/problems/"), name
+        assert body["status"] == status and body["type"] == f"/problems/{SLUGS[status]}", name
         assert status != 400 or body["errors"], name  # a 400 names what is wrong
         assert re.fullmatch(r"[0-9a-f]{32}", headers["X-Request-ID"]), name
         assert token not in json.dumps(body)

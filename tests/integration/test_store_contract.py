@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -16,6 +17,8 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.retry import Retry
 
+from service.bootstrap import build
+from service.config import Settings
 from service.store import (
     ConcurrencyError,
     EventStore,
@@ -300,3 +303,13 @@ class TestRedisStoreOverResp3Decoded(StoreContract):
         """A store over its own client; asking for redis_client flushes the database."""
         with redis.Redis.from_url(redis_url, protocol=3, decode_responses=True) as client:
             yield RedisEventStore(client)
+
+
+def test_a_process_may_have_hundreds_of_commands_in_flight(redis_url: str) -> None:
+    """A gevent API process serves up to 1000 connections, each open stream waiting on Redis
+    with a connection of its own: more than redis-py's default pool of 100."""
+    store = build(Settings(redis_url=redis_url)).store
+    with contextlib.ExitStack() as held:
+        lent = [held.enter_context(store._redis()) for _ in range(300)]
+        assert len({client.client_id() for client in lent}) == 300
+    assert store.version("nothing") == 0
