@@ -308,8 +308,9 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
     assert raw_answer(base, small)[0] == 201  # a chunked body within the limit is read whole
 
 
-STREAMS = 100
-"""Streams the test below keeps open: more than a thread-per-request server would have."""
+STREAMS = 500
+"""Streams the test below keeps open: more than a thread-per-request server would have, and
+more than a process could hold with redis-py's default pool of 100 connections."""
 
 
 def open_stream(base: str, game_id: str, streams: list[socket.socket]) -> None:
@@ -332,7 +333,7 @@ def read_until(sock: socket.socket, wanted: bytes) -> bytes:
 
 
 def test_many_open_streams_leave_the_service_answering(serve, tmp_path):
-    """A stream (SSE) stays open until the match ends; a hundred of them must not hold up
+    """A stream (SSE) stays open until the match ends; five hundred of them must not hold up
     other requests, and each gets the next event (API.md: GET /stream)."""
     base = serve(tmp_path / "var", own_redis_env()).url
     status, _, created = call("POST", f"{base}/v1/games", {"players": [
