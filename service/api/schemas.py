@@ -14,14 +14,13 @@ from marshmallow import (
     validates_schema,
 )
 
+from service.api import dumping
 from service.rules.errors import MalformedMove
 from service.rules.opening import OPENING_RULES
 from service.rules.tiles import parse_tile
 
 LEVELS = ("random", "greedy", "expert")
 ACTIONS = ("play", "draw", "pass")
-MEMO_LIMIT = 4096
-"""Distinct values an `InternedList` keeps dumped; it starts afresh when full."""
 
 
 def unicode_text(text: str) -> None:
@@ -42,27 +41,6 @@ class StrictInt(fields.Integer):
         if isinstance(value, bool):
             raise self.make_error("invalid")
         return int(super()._validated(value))
-
-
-class InternedList(fields.List):
-    """A list of small dicts of plain values, each dumped through its schema once per
-    distinct value and then reused; the dumped dicts are only read.
-
-    Placed tiles, open ends, players and moves recur from one answer to the next.
-    """
-
-    def __init__(self, nested: type[Schema], **kwargs: Any) -> None:
-        super().__init__(fields.Nested(nested), **kwargs)
-        self._memo: dict[tuple[Any, ...], Any] = {}
-
-    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
-        if value is None:
-            return None
-        if len(self._memo) >= MEMO_LIMIT:
-            self._memo.clear()
-        memo, dump = self._memo, self.inner._serialize
-        return [memo.get(key) or memo.setdefault(key, dump(item, attr, obj, **kwargs))
-                for item in value for key in (tuple(item.items()),)]
 
 
 # Requests ---------------------------------------------------------------
@@ -142,7 +120,15 @@ class MoveIn(Schema):
 
 # Responses --------------------------------------------------------------
 
-class MoveOut(Schema):
+class OutSchema(Schema):
+    """A response schema: marshmallow's dump, compiled (see `dumping`)."""
+
+    def dump(self, obj: Any, *, many: bool | None = None) -> Any:
+        """Serialize `obj` as marshmallow's `Schema.dump` does."""
+        return dumping.dump(self, obj, self.many if many is None else bool(many))
+
+
+class MoveOut(OutSchema):
     """A move in request form, as listed in `legal_moves`."""
 
     action = fields.String()
@@ -151,7 +137,7 @@ class MoveOut(Schema):
     expose = fields.Integer()
 
 
-class SeatOut(Schema):
+class SeatOut(OutSchema):
     """A seat in the creation answer; `token` only for human seats, shown once."""
 
     seat = fields.Integer()
@@ -161,7 +147,7 @@ class SeatOut(Schema):
     token = fields.String()
 
 
-class CreatedOut(Schema):
+class CreatedOut(OutSchema):
     """The answer to `POST /v1/games`."""
 
     game_id = fields.String()
@@ -169,7 +155,7 @@ class CreatedOut(Schema):
     seats = fields.List(fields.Nested(SeatOut))
 
 
-class PlayerOut(Schema):
+class PlayerOut(OutSchema):
     """A seat in the state: counts only, never tiles (R25)."""
 
     seat = fields.Integer()
@@ -180,7 +166,7 @@ class PlayerOut(Schema):
     total = fields.Integer()
 
 
-class PlacedTileOut(Schema):
+class PlacedTileOut(OutSchema):
     """A tile on the table: the end it went on (null for the opener) and the value it left."""
 
     tile = fields.String()
@@ -188,21 +174,21 @@ class PlacedTileOut(Schema):
     expose = fields.Integer()
 
 
-class EndOut(Schema):
+class EndOut(OutSchema):
     """An open end (R11)."""
 
     id = fields.String()
     value = fields.Integer()
 
 
-class LayoutOut(Schema):
+class LayoutOut(OutSchema):
     """The table: tiles in the order played and the open ends."""
 
-    tiles = InternedList(PlacedTileOut)
-    ends = InternedList(EndOut)
+    tiles = fields.List(fields.Nested(PlacedTileOut))
+    ends = fields.List(fields.Nested(EndOut))
 
 
-class HandScoreOut(Schema):
+class HandScoreOut(OutSchema):
     """One finished hand's scores (R21, R22)."""
 
     hand_number = fields.Integer()
@@ -211,7 +197,7 @@ class HandScoreOut(Schema):
     ended_by = fields.String()
 
 
-class RulesOut(Schema):
+class RulesOut(OutSchema):
     """The rules as created, defaults filled in."""
 
     hands = fields.Integer()
@@ -222,7 +208,7 @@ OWN_FIELDS = ("seat", "hand", "legal_moves")
 """The fields of StateOut that only the caller's own seat gets (R25)."""
 
 
-class StateOut(Schema):
+class StateOut(OutSchema):
     """The state as one seat (or a spectator) may see it (API.md "The state")."""
 
     game_id = fields.String()
@@ -235,15 +221,15 @@ class StateOut(Schema):
     boneyard_count = fields.Integer()
     layout = fields.Nested(LayoutOut)
     obligations = fields.List(fields.String())
-    players = InternedList(PlayerOut)
+    players = fields.List(fields.Nested(PlayerOut))
     scores = fields.List(fields.Nested(HandScoreOut))
     winners = fields.List(fields.Integer())
     seat = fields.Integer()
     hand = fields.List(fields.String())
-    legal_moves = InternedList(MoveOut)
+    legal_moves = fields.List(fields.Nested(MoveOut))
 
 
-class EventOut(Schema):
+class EventOut(OutSchema):
     """One event of the log; `hash` is left out of a redacted log."""
 
     seq = fields.Integer()
@@ -254,27 +240,27 @@ class EventOut(Schema):
     hash = fields.String()
 
 
-class EventsOut(Schema):
+class EventsOut(OutSchema):
     """`GET /events`: the log, redacted for the caller until the match ends."""
 
     events = fields.List(fields.Nested(EventOut))
 
 
-class ExportOut(Schema):
+class ExportOut(OutSchema):
     """`GET /export`: the complete log of an ended match."""
 
     game_id = fields.String()
     events = fields.List(fields.Nested(EventOut))
 
 
-class FieldErrorOut(Schema):
+class FieldErrorOut(OutSchema):
     """One bad field of a request."""
 
     field = fields.String()
     message = fields.String()
 
 
-class ProblemOut(Schema):
+class ProblemOut(OutSchema):
     """An RFC 9457 problem document."""
 
     type = fields.String()
@@ -283,11 +269,11 @@ class ProblemOut(Schema):
     detail = fields.String()
     errors = fields.List(fields.Nested(FieldErrorOut))
     rule = fields.String()
-    legal_moves = InternedList(MoveOut)
+    legal_moves = fields.List(fields.Nested(MoveOut))
     version = fields.Integer()
 
 
-class HealthOut(Schema):
+class HealthOut(OutSchema):
     """`GET /healthz`."""
 
     status = fields.String()
