@@ -5,9 +5,11 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY service service
 COPY workers workers
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir . && install -d -o spinner /tmp/spinner-metrics
 USER spinner
 ENV REDIS_URL=redis://redis:6379/0
+# The gunicorn workers' shared metrics files (empty in each new container): /metrics adds them up.
+ENV PROMETHEUS_MULTIPROC_DIR=/tmp/spinner-metrics
 EXPOSE 8000
 # As `spinner serve` on a 2-core machine: 2 API processes a core, gevent (1000 connections each).
 CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-connections", "1000", \

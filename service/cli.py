@@ -78,8 +78,8 @@ def run_worker() -> int:
 def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     """Start Redis (unless REDIS_URL is set), one worker and gunicorn; stop all on Ctrl-C.
 
-    The worker and gunicorn run in process groups of their own: a terminal's Ctrl-C reaches
-    only this process (and redis-server), which stops them gracefully, then Redis.
+    The worker, gunicorn and redis-server run in process groups of their own: a terminal's
+    Ctrl-C reaches only this process, which stops the worker and gunicorn gracefully, then Redis.
     """
     from service.store.server import RedisServer
 

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from service.store.protocol import IDEMPOTENCY_TTL_S
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -22,7 +24,7 @@ class Settings:
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off
     rate_limit_per_address: int = 1200
     cors_origins: str = ""  # comma-separated origins; empty: CORS off
-    idempotency_ttl_s: int = 24 * 3600
+    idempotency_ttl_s: int = IDEMPOTENCY_TTL_S
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

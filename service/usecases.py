@@ -22,6 +22,8 @@ from service.store.errors import ConcurrencyError
 from service.store.protocol import EventStore
 from service.tokens import new_game_id, new_token, token_game, token_hash
 
+CACHED_GAMES = 1024
+"""Games whose state, meta and shared view a process keeps between requests (LRU)."""
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
 """Picks a seat's move from the state and the hand's log; a strategy sees only its view."""
 
@@ -82,12 +84,11 @@ def idempotency_name(game_id: str, seat: int, key: str) -> str:
 class Games:
     """The game service's use cases over an event store, a turn queue and a clock."""
 
-    def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str],
-                 cache_size: int = 1024) -> None:
+    def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str]) -> None:
         self.store, self.queue, self.clock = store, queue, clock
-        self._states: Lru[GameState] = Lru(cache_size)  # each lent to one request at a time
-        self._metas: Lru[Meta] = Lru(cache_size)
-        self._tables: Versioned[dict[str, Any]] = Versioned(cache_size)  # read only
+        self._states: Lru[GameState] = Lru(CACHED_GAMES)  # each lent to one request at a time
+        self._metas: Lru[Meta] = Lru(CACHED_GAMES)
+        self._tables: Versioned[dict[str, Any]] = Versioned(CACHED_GAMES)  # read only
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> Created:

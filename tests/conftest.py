@@ -1,4 +1,5 @@
-"""Shared fixtures. Redis: one real redis-server per session, or the one named by REDIS_URL."""
+"""Shared fixtures. Redis: one real redis-server per session, or the one named by
+TEST_REDIS_URL (not REDIS_URL: the tests flush it, and an operator's shell may name a real one)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from service.store.server import RedisServer
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Yield the URL of a real Redis: $REDIS_URL if set, else a redis-server started here
+    """Yield the URL of a real Redis: $TEST_REDIS_URL if set, else a redis-server started here
     (without AOF, for speed: the durability tests start servers of their own)."""
-    external = os.environ.get("REDIS_URL")
+    external = os.environ.get("TEST_REDIS_URL")
     if external:
         yield external
         return

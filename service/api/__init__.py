@@ -17,7 +17,6 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     logs.configure()
     app = Flask("spinner", static_folder=None)
     app.response_class = EmptyUntyped
-    app.config.from_prefixed_env("SPINNER")
     app.config.update(config or {})
     services = services or build(Settings.from_env())
     app.config["MAX_CONTENT_LENGTH"] = services.settings.max_body_bytes

@@ -64,6 +64,10 @@ def _on_store_down(error: StoreUnavailable) -> Response:
 def _on_http(error: HTTPException) -> Response:
     if isinstance(error, RequestEntityTooLarge):
         return problem_response(problems.TooLarge("the body is over the size limit"))
+    if error.code == 400:  # werkzeug's own: as every 400, it names what is wrong
+        return problem_response(problems.BadRequest(
+            "the request could not be read",
+            errors=[{"field": "request", "message": "not a readable HTTP request"}]))
     problem = problems.Problem(error.description or error.name)
     problem.status, problem.title = error.code or 500, error.name
     problem.slug = error.name.lower().replace(" ", "-")

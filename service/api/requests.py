@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import request
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, HTTPException, RequestEntityTooLarge
 
 from service import problems
 from service.api.errors import field_errors
@@ -67,8 +67,11 @@ def raw_body() -> bytes:
                                      "send the body as is or chunked")
     try:
         raw = request.get_data(cache=True)
+    except ClientDisconnected:
+        raise problems.BadRequest("the body ended before its Content-Length", errors=[
+            {"field": "body", "message": "cut short"}]) from None
     except HTTPException:
-        raise  # 413 for a Content-Length over the limit, 400 for a client gone mid-body
+        raise  # 413 for a Content-Length over the limit
     except Exception as error:  # the server's own framing errors, e.g. gunicorn's chunks
         raise problems.BadRequest(
             "the body could not be read", errors=[{"field": "body", "message": "unreadable"}]

@@ -16,11 +16,11 @@ from marshmallow import (
 
 from service.api import dumping
 from service.rules.errors import MalformedMove
+from service.rules.moves import ACTIONS
 from service.rules.opening import OPENING_RULES
 from service.rules.tiles import parse_tile
 
 LEVELS = ("random", "greedy", "expert")
-ACTIONS = ("play", "draw", "pass")
 
 
 def unicode_text(text: str) -> None:

@@ -75,7 +75,7 @@ if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n
 """
 
-BLOCK_SLICE_MS: Final = 1000  # below redis-py's default 5 s socket timeout
+BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
 
 P = ParamSpec("P")
 R = TypeVar("R")

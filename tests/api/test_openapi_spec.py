@@ -19,6 +19,7 @@ from openapi_spec_validator import validate
 
 from service import problems
 from service.api import EmptyUntyped, create_app, schemas
+from service.api.games import BY_CALLER
 from service.config import Settings
 from tests.api.contract import (
     SPEC_PATH,
@@ -153,9 +154,11 @@ def test_the_spec_schema_has_the_same_fields(marshmallow: type[Schema], name: st
 
 def answer(body: Any, status: int, mimetype: str = "application/json",
            headers: dict[str, str] | None = None) -> Response:
-    """A hand-made answer, with the request id every answer carries."""
+    """A hand-made answer, with the request id every answer carries and the `Vary` of the
+    answers that depend on the caller (harmless on the others)."""
     data = body if isinstance(body, str | bytes) else json.dumps(body)
-    return Response(data, status, headers={**REQUEST_ID, **(headers or {})}, mimetype=mimetype)
+    return Response(data, status, headers={**REQUEST_ID, **BY_CALLER, **(headers or {})},
+                    mimetype=mimetype)
 
 
 def problem(status: int, slug: str, **extra: Any) -> Response:
@@ -206,9 +209,14 @@ def test_a_valid_problem_passes() -> None:
     ("POST", "/v1/games", problem(429, "rate-limited"), "a 429 without Retry-After"),
     ("POST", "/v1/games", problem(503, "store-unavailable"), "a 503 without Retry-After"),
     ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={
-        **REQUEST_ID}, mimetype="application/json"), "a state without ETag"),
+        **REQUEST_ID, **BY_CALLER}, mimetype="application/json"), "a state without ETag"),
+    ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={
+        **REQUEST_ID, "ETag": '"2"'}, mimetype="application/json"), "a state without Vary"),
+    ("GET", "/v1/games/abc/events", Response(json.dumps({"events": []}), 200, headers=REQUEST_ID,
+                                             mimetype="application/json"),
+     "events without Vary"),
     ("GET", "/v1/games/abc", answer(STATE, 200, headers={"ETag": "2"}), "an unquoted ETag"),
-    ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={"ETag": '"2"'},
+    ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={"ETag": '"2"', **BY_CALLER},
                                       mimetype="application/json"), "no X-Request-ID"),
     ("GET", "/v1/games/abc", answer({**STATE, "deck": ["0-0"]}, 200, headers={"ETag": '"2"'}),
      "a hidden field leaks into the state"),
@@ -291,7 +299,7 @@ def endless() -> Iterator[bytes]:
 
 
 def test_an_event_stream_is_checked_by_status_and_headers_without_reading_it() -> None:
-    headers = {**REQUEST_ID, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    headers = {**REQUEST_ID, **BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     check_response("GET", "/v1/games/abc/stream",
                    Response(endless(), 200, headers=headers, mimetype="text/event-stream"))
     with pytest.raises(ContractViolation):  # the proxy would buffer it

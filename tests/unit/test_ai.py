@@ -115,7 +115,7 @@ def test_greedy_holds_a_spinner_back_while_another_tile_plays() -> None:
     assert move.tile == parse_tile("1-2")
 
 
-def test_R14_greedy_leaves_the_value_it_can_follow() -> None:
+def test_greedy_leaves_the_value_it_can_follow() -> None:
     match = game_at("0: 3-S 1-7 2-7 | 1: 0-0 | ends: e1=3 | turn 0")
     move = greedy.choose(seat_view(match.state, 0), random.Random(1))
     assert (move.tile, move.expose) == (parse_tile("3-S"), 7)
@@ -129,7 +129,7 @@ def drew_and_passed() -> tuple[GameState, list]:
     return match.state, match.events
 
 
-def test_R16_the_view_records_what_a_draw_and_a_pass_revealed() -> None:
+def test_the_view_records_what_a_draw_and_a_pass_revealed() -> None:
     state, log = drew_and_passed()
     view = seat_view(state, 0, log)
     assert [(v.seat, v.action, v.ends, v.draws) for v in view.history] == [
@@ -139,7 +139,7 @@ def test_R16_the_view_records_what_a_draw_and_a_pass_revealed() -> None:
     assert seat_view(state, 1, log).history == ()  # a seat learns nothing from its own turns
 
 
-def test_R16_the_sampler_deals_no_seat_a_tile_its_pass_ruled_out() -> None:
+def test_the_sampler_deals_no_seat_a_tile_its_pass_ruled_out() -> None:
     state, log = drew_and_passed()
     view = seat_view(state, 0, log)
     ruled_out = view.history[1].tiles
@@ -150,7 +150,7 @@ def test_R16_the_sampler_deals_no_seat_a_tile_its_pass_ruled_out() -> None:
         assert [len(h) for h in hands] == list(view.tile_counts)
 
 
-def test_R16_a_draw_since_the_pass_may_explain_one_such_tile() -> None:
+def test_a_draw_since_the_pass_may_explain_one_such_tile() -> None:
     state, log = drew_and_passed()
     view = dataclasses.replace(seat_view(state, 0, log), draws=(0, 2))
     ruled_out = view.history[1].tiles
@@ -158,7 +158,7 @@ def test_R16_a_draw_since_the_pass_may_explain_one_such_tile() -> None:
     assert max(held) == 1
 
 
-def test_R8_R9_the_opening_reveals_tiles_no_other_seat_was_dealt() -> None:
+def test_the_opening_reveals_tiles_no_other_seat_was_dealt() -> None:
     d9, d8, d7, d6, ss = (parse_tile(t) for t in ("9-9", "8-8", "7-7", "6-6", "S-S"))
     assert dealt_none_of(1, 0, d9, 1, "draw", searched=False) == frozenset()
     assert dealt_none_of(1, 0, ss, 1, "draw", searched=False) == {d9}
@@ -177,7 +177,7 @@ def test_expert_makes_a_forced_move_without_searching() -> None:
     assert rng.getstate() == before  # no deal was sampled
 
 
-def test_R8_expert_opens_with_either_double_it_holds() -> None:
+def test_expert_opens_with_either_double_it_holds() -> None:
     match = start(["9-9 S-S", NO_9])
     view = seat_view(match.state, 0, match.events)
     assert len(view.legal_moves) == 2

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from service.game import events as ev
+from service.game.commands import make_move
 from service.game.state import GameState, replay
 
-from .positions import play_randomly, shuffled, start, start_from
+from .positions import AT, legal, move, play_randomly, shuffled, start, start_from
 
 RULES = {"hands": 3, "opening": "draw"}
 
@@ -79,6 +80,12 @@ def test_R26_a_snapshot_in_mid_hand_plays_on_like_the_original():
     restored = GameState.from_dict(json.loads(json.dumps(match.state.to_dict())))
     assert restored.hand.to_dict() == match.hand.to_dict()
     assert restored.turn == match.state.turn == 1
+    for _ in range(3):  # the next moves, made on both, record the same events and states
+        seat = match.state.turn
+        text = legal(match.hand, seat)[0]
+        again = make_move(restored, seat, move(text), match.shuffle, AT)
+        assert again == match.play(seat, text)
+        assert restored.to_dict() == match.state.to_dict()
 
 
 def test_R26_a_clone_plays_on_alone_and_the_original_stays_at_its_version(finished):
@@ -90,7 +97,7 @@ def test_R26_a_clone_plays_on_alone_and_the_original_stays_at_its_version(finish
         assert original.to_dict() == before
 
 
-def test_R26_each_hash_chains_the_previous_hash_and_the_events_canonical_json(finished):
+def test_hash_chain_each_hash_chains_the_previous_hash_and_the_events_canonical_json(finished):
     prev = "0" * 64
     for seq, event in enumerate(finished.events, start=1):
         assert event["seq"] == seq
@@ -109,7 +116,7 @@ JSON_VALUES = st.recursive(
 
 
 @given(JSON_VALUES)
-def test_R26_canonical_json_is_sorted_compact_utf8_json(value):
+def test_hash_chain_canonical_json_is_sorted_compact_utf8_json(value):
     try:
         stdlib = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         expected = stdlib.encode()
@@ -120,14 +127,14 @@ def test_R26_canonical_json_is_sorted_compact_utf8_json(value):
     assert ev.canonical_json(value) == expected
 
 
-def test_R26_first_broken_link_finds_a_tampered_event(finished):
+def test_hash_chain_first_broken_link_finds_a_tampered_event(finished):
     events = copy.deepcopy(finished.events)
     target = next(e for e in events if e["type"] == ev.HAND_ENDED)
     target["data"]["points"][0] += 1
     assert ev.first_broken_link(events) == target["seq"]
 
 
-def test_R26_a_tampered_event_with_a_recomputed_hash_breaks_the_next_link(finished):
+def test_hash_chain_a_tampered_event_with_a_recomputed_hash_breaks_the_next_link(finished):
     events = copy.deepcopy(finished.events)
     i = next(i for i, e in enumerate(events) if e["type"] == ev.TILE_PLAYED and i > 2)
     events[i]["data"]["expose"] = (events[i]["data"]["expose"] + 1) % 10
@@ -135,7 +142,7 @@ def test_R26_a_tampered_event_with_a_recomputed_hash_breaks_the_next_link(finish
     assert ev.first_broken_link(events) == events[i]["seq"] + 1
 
 
-def test_R26_a_missing_or_reordered_event_breaks_the_chain(finished):
+def test_hash_chain_a_missing_or_reordered_event_breaks_the_chain(finished):
     events = finished.events
     assert ev.first_broken_link(events[:3] + events[4:]) == 4
     assert ev.first_broken_link([events[1], events[0], *events[2:]]) == 1

@@ -63,7 +63,7 @@ def test_R2_a_move_naming_a_misspelt_tile_is_malformed_not_illegal():
     assert str(caught.value).startswith("violates R2: ")
 
 
-def test_R2_malformed_and_illegal_moves_are_distinct_error_types_with_rule_and_sentence():
+def test_malformed_and_illegal_moves_are_distinct_error_types_with_rule_and_sentence():
     assert issubclass(MalformedMove, RuleError) and issubclass(IllegalMove, RuleError)
     assert not issubclass(MalformedMove, IllegalMove)
     assert not issubclass(IllegalMove, MalformedMove)
@@ -73,9 +73,10 @@ def test_R2_malformed_and_illegal_moves_are_distinct_error_types_with_rule_and_s
 
 
 @pytest.mark.parametrize("body", [{"action": "jump"}, {}, {"action": None}])
-def test_R2_a_move_with_an_unknown_action_is_malformed(body):
-    with pytest.raises(MalformedMove):
+def test_R16_a_move_with_an_unknown_action_is_malformed(body):
+    with pytest.raises(MalformedMove) as caught:
         Move.parse(body)
+    assert caught.value.rule == "R16"
 
 
 @pytest.mark.parametrize(("text", "value"), [("3-4", 7), ("2-S", 12), ("S-S", 20), ("0-0", 0),
