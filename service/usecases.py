@@ -174,8 +174,8 @@ class Games:
         self._keep(game_id, state)
         return state.version, state.status
 
-    def move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
-             key: str | None) -> dict[str, Any]:
+    def move(self, game_id: str, seat: int, body: dict[str, Any],
+             if_match: frozenset[int] | None, key: str | None) -> dict[str, Any]:
         """Apply a seat's move (honouring If-Match and Idempotency-Key); return the new view."""
         if key is None:
             return self._move(game_id, seat, body, if_match, None)
@@ -225,7 +225,8 @@ class Games:
         self._keep(game_id, state)
         return True
 
-    def _move(self, game_id: str, seat: int, body: dict[str, Any], if_match: int | None,
+    def _move(self, game_id: str, seat: int, body: dict[str, Any],
+              if_match: frozenset[int] | None,
               idem: tuple[str, str] | None) -> dict[str, Any]:
         """Decide the move where it arrived: on the log as it is now or, with If-Match, on the
         cached state first, if at that version (the append's version check catches a cache
@@ -249,9 +250,11 @@ class Games:
                                     version=race.current_version) from race
 
     def _try_move(self, game_id: str, state: GameState, seat: int, body: dict[str, Any],
-                  if_match: int | None, idem: tuple[str, str] | None) -> dict[str, Any]:
-        """Check If-Match, decide and append the move on `state`; return the seat's new view."""
-        if if_match is not None and if_match != state.version:
+                  if_match: frozenset[int] | None,
+                  idem: tuple[str, str] | None) -> dict[str, Any]:
+        """Check If-Match (the versions it names), decide and append the move on `state`;
+        return the seat's new view."""
+        if if_match is not None and state.version not in if_match:
             raise problems.PreconditionFailed(
                 f"the game is at version {state.version}", version=state.version)
         self._commit(game_id, state, seat, body, idem)

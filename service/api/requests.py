@@ -22,8 +22,11 @@ MAX_SEQ = 2**63 - 1
 """The largest version or event number a request can name: no log gets that long. A larger
 number means the same (beyond the log), and could not be used as is: the store's ids (Redis
 stream ids) end at 2**64 - 1, and int() refuses more than 4300 digits."""
-IF_MATCH = re.compile(r'(?:W/)?"([0-9]+)"')
-"""An entity tag that names a version: `"12"`, or the weak `W/"12"`, read the same."""
+_ENTITY_TAG = r'(W/)?"([\x21\x23-\x7e\x80-\xff]*)"'
+ENTITY_TAG = re.compile(_ENTITY_TAG)
+"""An entity tag (RFC 9110 8.8.3): `"12"`, or the weak `W/"12"`."""
+ENTITY_TAGS = re.compile(rf"[ \t,]*{_ENTITY_TAG}(?:[ \t]*,[ \t,]*{_ENTITY_TAG})*[ \t,]*")
+"""A comma-separated list of entity tags, empty elements allowed (RFC 9110 5.6.1)."""
 MEMO_BODY_BYTES = 256
 """Bodies up to this size may be remembered once loaded (see `load_body`)."""
 _loaded: Lru[dict[str, Any]] = Lru(4096)
@@ -84,9 +87,10 @@ def raw_body() -> bytes:
 
 
 def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw, parse_int=_json_int, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+    try:  # JSON between systems is UTF-8 (RFC 8259 8.1), which may start with a BOM
+        body = json.loads(raw.decode("utf-8-sig"), parse_int=_json_int,
+                          parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise problems.BadRequest("the body is not JSON",
                                   errors=[{"field": "body", "message": "not JSON"}]) from None
     if not isinstance(body, dict):
@@ -133,16 +137,18 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def if_match() -> int | None:
-    """Return the version named by If-Match (`"12"` or `W/"12"`), None if absent or `*`."""
+def if_match() -> frozenset[int] | None:
+    """Return the versions If-Match names, None if absent or `*`; 400 if it is no list of
+    entity tags. A state's ETag is `"<version>"`, and If-Match compares strongly (RFC 9110
+    13.1.1): a weak tag, or a tag that is no version as an ETag spells it, names none."""
     raw = request.headers.get("If-Match")
     if raw is None or raw.strip() == "*":
         return None
-    quoted = IF_MATCH.fullmatch(raw.strip())
-    if quoted is None:
-        raise problems.BadRequest("If-Match must be a quoted version, e.g. \"12\"",
-                                  errors=[{"field": "If-Match", "message": "not a version"}])
-    return number(quoted[1])
+    if ENTITY_TAGS.fullmatch(raw) is None:
+        raise problems.BadRequest("If-Match must be * or entity tags, e.g. \"12\"", errors=[
+            {"field": "If-Match", "message": "not a list of entity tags"}])
+    return frozenset(int(tag) for weak, tag in ENTITY_TAG.findall(raw)
+                     if not weak and is_number(tag) and tag == str(number(tag)))
 
 
 def idempotency_key() -> str | None:

@@ -289,3 +289,14 @@ def test_a_body_cut_short_of_its_content_length_is_400_naming_the_body(client):
     assert answer.status_code == 400
     assert answer.json["type"] == "/problems/invalid-request"
     assert answer.json["errors"] == [{"field": "body", "message": "cut short"}]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-le", "latin-1"])
+def test_a_body_not_in_utf8_is_not_json(client, encoding):
+    players = '[{"name": "Zoë", "kind": "human"}, {"name": "B", "kind": "human"}]'
+    body = f'{{"players": {players}}}'.encode(encoding)
+    answer = client.post("/v1/games", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json["errors"] == [{"field": "body", "message": "not JSON"}]
+    assert client.post("/v1/games", data=b"\xef\xbb\xbf" + body.decode(encoding).encode(),
+                       content_type="application/json").status_code == 201  # a UTF-8 BOM is fine

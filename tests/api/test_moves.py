@@ -139,21 +139,33 @@ def test_if_match_with_an_old_version_is_412_with_the_current_version(client, ga
     assert fresh.status_code == 200
 
 
-@pytest.mark.parametrize("sent", ['{v}', '"{v}', '{v}"', "'{v}'", 'W/{v}', '"v{v}"',
-                                  '"{v}", "{v}"', '""'])
-def test_an_if_match_that_is_not_a_quoted_version_gets_400(client, game, sent):
+@pytest.mark.parametrize("sent", ['{v}', '"{v}', '{v}"', "'{v}'", 'W/{v}', 'w/"{v}"', ' , ',
+                                  '"{v}" "{v}"', '*, "{v}"', '"{v}"x'])
+def test_an_if_match_that_is_not_a_list_of_entity_tags_gets_400(client, game, sent):
     game_id, tokens, state = game
     answer = _post(client, game_id, tokens[state["turn"]], state["legal_moves"][0],
                    **{"If-Match": sent.format(v=state["version"])})
     assert answer.status_code == 400
     assert [e["field"] for e in answer.json["errors"]] == ["If-Match"]
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
 
 
-def test_a_weak_if_match_names_the_version_too(client, game):
+@pytest.mark.parametrize("sent", ['W/"{v}"', '"0{v}"', '"v{v}"', '""', '"{v},"', '"1", W/"{v}"'])
+def test_an_if_match_naming_no_version_as_the_etag_spells_it_gets_412(client, game, sent):
+    """RFC 9110 13.1.1: If-Match compares strongly, so a weak tag matches nothing."""
     game_id, tokens, state = game
     answer = _post(client, game_id, tokens[state["turn"]], state["legal_moves"][0],
-                   **{"If-Match": f'W/"{state["version"]}"'})
-    assert answer.status_code == 200
+                   **{"If-Match": sent.format(v=state["version"])})
+    assert answer.status_code == 412 and answer.json["version"] == state["version"]
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
+
+
+@pytest.mark.parametrize("sent", ['"1", "{v}"', '"{v}", W/"{v}"', ' ,"{v}" ,, "x", '])
+def test_an_if_match_list_naming_the_version_among_others_lands(client, game, sent):
+    game_id, tokens, state = game
+    answer = _post(client, game_id, tokens[state["turn"]], state["legal_moves"][0],
+                   **{"If-Match": sent.format(v=state["version"])})
+    assert answer.status_code == 200 and answer.json["version"] > state["version"]
 
 
 def test_idempotency_key_replays_the_first_answer_and_appends_nothing(client, game):

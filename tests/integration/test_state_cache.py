@@ -75,7 +75,7 @@ def test_if_match_on_the_stale_cache_version_gets_412_with_the_current_version(
     game_id, cached_version, _, _ = stale_game(a, b)
     current, seat, move = next_move(b, game_id)
     with pytest.raises(problems.Problem) as refused:
-        a.games.move(game_id, seat, move, cached_version, None)
+        a.games.move(game_id, seat, move, frozenset({cached_version}), None)
     assert refused.value.status == 412
     assert refused.value.extra["version"] == current["version"]
     assert b.store.version(game_id) == current["version"]
