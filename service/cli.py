@@ -96,18 +96,21 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
         children["worker"] = subprocess.Popen(
             [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
         children["gunicorn"] = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}",
-             "--worker-class", API_WORKER_CLASS, "--worker-connections", str(API_CONNECTIONS),
-             "--workers", str(api_workers),
-             "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
-             "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"],
-            env=env, process_group=0)
+            _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0)
         print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
         return _supervise(children, stop)
     finally:
         _stop(list(children.values()))
         if redis_server is not None:
             redis_server.stop()
+
+
+def _gunicorn_command(bind: str, api_workers: int, data_dir: Path) -> list[str]:
+    """Return the API's gunicorn command line."""
+    return [sys.executable, "-m", "gunicorn", "--bind", bind,
+            "--worker-class", API_WORKER_CLASS, "--worker-connections", str(API_CONNECTIONS),
+            "--workers", str(api_workers), "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
+            "--control-socket", str(data_dir / "gunicorn.ctl"), "service.wsgi:app"]
 
 
 def _fresh_dir(path: Path) -> Path:

@@ -61,7 +61,7 @@ class Created:
     tokens: dict[int, str]
 
 
-def shuffler(seed: int | None) -> Callable[[int], Sequence[Tile]]:
+def deck_source(seed: object | None) -> Callable[[int], Sequence[Tile]]:
     """Return the deck source for a game: seeded per hand if `seed` is set, else system random."""
     def shuffle(hand_number: int) -> list[Tile]:
         rng = random.Random(f"{seed}:{hand_number}") if seed is not None else random.SystemRandom()
@@ -94,7 +94,7 @@ class Games:
                seed: int | None) -> Created:
         """Create a game, deal hand 1 and return each human seat's token."""
         game_id = new_game_id()
-        state, events = create_game(players, rules, shuffler(seed), self.clock())
+        state, events = create_game(players, rules, deck_source(seed), self.clock())
         tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
         meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
         meta["seed"] = "" if seed is None else str(seed)
@@ -286,7 +286,7 @@ class Games:
         """Return the game's deck source; its seed is read only when a hand is dealt."""
         def shuffle(hand_number: int) -> Sequence[Tile]:
             seed = self.require_game(game_id).seed
-            return shuffler(int(seed) if seed else None)(hand_number)
+            return deck_source(int(seed) if seed else None)(hand_number)
         return shuffle
 
     def _replay_answer(self, game_id: str, seat: int, record: dict[str, Any],

@@ -10,20 +10,11 @@ from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.moves import Move
-from service.rules.tiles import TILES, Tile
+from service.usecases import deck_source
 from workers.ai.seat_view import SeatView, seat_view
 
 AT = "2024-01-01T00:00:00Z"
 Player = Callable[[SeatView, random.Random], Move]
-
-
-def deck_source(seed: object) -> Callable[[int], Sequence[Tile]]:
-    """Return a shuffle that deals the same deck for the same seed and hand number."""
-    def shuffle(hand_number: int) -> list[Tile]:
-        deck = list(TILES)
-        random.Random(f"{seed}:{hand_number}").shuffle(deck)
-        return deck
-    return shuffle
 
 
 def play_match(players: Sequence[Player], rules: dict[str, Any], seed: object,
