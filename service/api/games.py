@@ -4,53 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-from flask import Blueprint, Response, current_app, url_for
+from flask import Blueprint, Response, url_for
 
 from service import problems
 from service.api import requests as req
 from service.api import schemas
+from service.api.answers import BY_CALLER, JSON, answer, caller_seat, games, to_json
 from service.cache import Versioned
-from service.usecases import Games
+from service.usecases import CACHED_GAMES
 
-JSON = "application/json"
-BY_CALLER = {"Vary": "Authorization"}
-"""On each answer that depends on whose token was sent (R25): a cache keeps them apart."""
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
 _created_out = schemas.CreatedOut()
 _table_out = schemas.StateOut(exclude=schemas.OWN_FIELDS)  # the same for every seat
 _own_out = schemas.StateOut(only=schemas.OWN_FIELDS)
-_tables: Versioned[dict[str, Any]] = Versioned(1024)  # each game's table, dumped once a version
+_tables: Versioned[dict[str, Any]] = Versioned(CACHED_GAMES)  # each table, dumped once a version
 _events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
-_to_json = orjson.dumps  # compact, in the schemas' order
-
-
-def games() -> Games:
-    """Return the app's use cases."""
-    service: Games = current_app.extensions["spinner"].games
-    return service
-
-
-def answer(schema: Any, payload: dict[str, Any], status: int = 200,
-           headers: dict[str, str] | None = None) -> Response:
-    """Dump `payload` through `schema` as a JSON answer."""
-    return Response(_to_json(schema.dump(payload)), status, headers=headers,
-                    content_type=JSON)
-
-
-def caller_seat(game_id: str, required: bool) -> int | None:
-    """Return the caller's seat (None: a spectator); 404 for an unknown game comes first."""
-    games().require_game(game_id)
-    return games().seat_for(game_id, req.bearer_token(), required)
 
 
 def state_answer(view: dict[str, Any]) -> Response:
     """Answer with a state view (StateOut) and its ETag."""
     version = view["version"]
     table = _tables.get(view["game_id"], version, lambda: _table_out.dump(view))
-    return Response(_to_json({**table, **_own_out.dump(view)}), content_type=JSON,
+    return Response(to_json({**table, **_own_out.dump(view)}), content_type=JSON,
                     headers={**BY_CALLER, "ETag": f'"{version}"'})
 
 

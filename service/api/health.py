@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app
 
 from service import problems
-from service.api.games import answer
+from service.api.answers import answer
 from service.api.schemas import HealthOut
 
 bp = Blueprint("health", __name__)

@@ -7,7 +7,7 @@ import time
 from flask import Flask, current_app, request
 
 from service import problems
-from service.api.games import games
+from service.api.answers import games
 from service.api.requests import bearer_token
 from service.config import Settings
 from service.tokens import token_hash

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flask import Blueprint, Response, current_app, json, request, stream_with_context
+from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from service.api import requests as req
-from service.api.games import BY_CALLER, caller_seat, games
+from service.api.answers import BY_CALLER, caller_seat, games, to_json
 from service.api.schemas import EventOut
 from service.game import events as ev
 from service.game.views import redact
@@ -57,5 +57,5 @@ def _frames(store: EventStore, game_id: str, seat: int | None, after: int, finis
 
 
 def _frame(event: ev.Event) -> str:
-    data = json.dumps(_event_out.dump(event))
+    data = to_json(_event_out.dump(event)).decode()  # as /events: in the schema's order
     return f"id: {event['seq']}\nevent: {event['type']}\ndata: {data}\n\n"

@@ -7,6 +7,7 @@ import json
 import random
 import threading
 
+import orjson
 import pytest
 
 from service.api import create_app
@@ -146,6 +147,8 @@ def test_the_stream_sends_the_append_that_ends_the_match_whole(app, client, beyo
     whole = [e for e in sent if "hash" in e]
     assert sent[-1]["type"] == "game_ended" and whole == export[-len(whole):]
     assert 2 <= len(whole) < len(sent)  # the events before it went out redacted
+    texts = [line.removeprefix("data: ") for line in lines if line.startswith("data: ")]
+    assert texts[-len(whole):] == [orjson.dumps(e).decode() for e in whole]  # as /export has it
 
 
 def test_healthz_is_200_when_the_store_answers(client):

@@ -19,7 +19,7 @@ from openapi_spec_validator import validate
 
 from service import problems
 from service.api import EmptyUntyped, create_app, schemas
-from service.api.games import BY_CALLER
+from service.api.answers import BY_CALLER
 from service.config import Settings
 from tests.api.contract import (
     SPEC_PATH,
