@@ -178,11 +178,11 @@ def test_expert_makes_a_forced_move_without_searching() -> None:
     assert rng.getstate() == before  # no deal was sampled
 
 
-def test_expert_opens_with_either_double_it_holds() -> None:
+def test_expert_opens_with_the_heavier_of_two_doubles_it_may_open_with() -> None:
     match = start(["9-9 S-S", NO_9])
     view = seat_view(match.state, 0, match.events)
-    assert len(view.legal_moves) == 2
-    assert decide("expert", view, seed=1) in view.legal_moves
+    assert {m.tile.text for m in view.legal_moves} == {"9-9", "S-S"}  # S-S opens as 9-9 (R8)
+    assert {decide("expert", view, seed=s).tile.text for s in range(6)} == {"S-S"}  # 20 points
 
 
 def test_expert_searches_one_move_per_distinct_outcome() -> None:
