@@ -19,7 +19,9 @@ from redis.retry import Retry
 
 from service import processes
 
-START_TIMEOUT_S: Final = 10.0
+START_TIMEOUT_S: Final = 600.0
+"""How long a live redis-server may take to load its data and answer (a large append-only
+file loads for minutes); one that exits (its port taken) fails at once."""
 STOP_TIMEOUT_S: Final = 10.0
 
 
@@ -117,8 +119,9 @@ class RedisServer:
                 if self._process is not None and self._process.poll() is not None:
                     break
                 try:
-                    if client.info("server")["process_id"] == self.pid:  # not a squatter
-                        return
+                    info = client.info()
+                    if info["process_id"] == self.pid and not info["loading"]:  # not a squatter
+                        return  # and its data is loaded: other commands get LOADING till then
                 except redis.RedisError:
                     pass  # not up yet
                 time.sleep(0.02)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import redis
 
 from service.store import RedisEventStore, RedisServer, find_redis_server
 
@@ -49,3 +50,18 @@ def test_a_server_that_cannot_start_raises(tmp_path: Path) -> None:
         store = RedisEventStore.from_url(running.url)
         with store.client:
             assert store.ping()
+
+
+def test_start_returns_only_once_the_data_is_loaded(tmp_path: Path) -> None:
+    """Redis answers INFO while it replays its append-only file, and LOADING to anything else:
+    a worker started then would die (seen on a restart with a 35 MB file)."""
+    with RedisServer(tmp_path) as first, redis.Redis(port=first.port) as client:
+        client.sadd("big", *range(100))
+        for _ in range(30):  # replayed one by one: seconds of loading, and every 1,000
+            with client.pipeline(transaction=False) as batch:  # commands Redis answers INFO
+                for _ in range(10_000):
+                    batch.sunionstore("copy", ["big"])
+                batch.execute()
+    with RedisServer(tmp_path) as second, redis.Redis(port=second.port) as client:
+        assert client.info("persistence")["loading"] == 0
+        assert client.scard("copy") == 100
