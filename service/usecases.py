@@ -143,8 +143,7 @@ class Games:
         """Return the state as `seat` sees it, re-queueing a lost AI turn on the way."""
         state = self.load(game_id)
         shown = self._view(game_id, state, seat)
-        if self._ai_to_move(state):
-            self.queue.heal_turn(game_id, state.version)
+        self._heal(game_id, state)
         self._keep(game_id, state)  # given back last: another request may then change it
         return shown
 
@@ -169,8 +168,10 @@ class Games:
         return self.store.read(game_id)
 
     def progress(self, game_id: str) -> tuple[int, str]:
-        """Return the game's version and status (`playing`, `finished`)."""
+        """Return the game's version and status (`playing`, `finished`), re-queueing a lost
+        AI turn on the way (the log's readers and a waiting stream call it)."""
         state = self.load(game_id)
+        self._heal(game_id, state)
         self._keep(game_id, state)
         return state.version, state.status
 
@@ -298,6 +299,11 @@ class Games:
         if "problem" in record:
             raise problems.Problem.replayed(record["problem"])
         return self.view_at(game_id, seat, record["version"])
+
+    def _heal(self, game_id: str, state: GameState) -> None:
+        """Queue the AI turn due now again if its job is lost (see TurnQueue.heal_turn)."""
+        if self._ai_to_move(state):
+            self.queue.heal_turn(game_id, state.version)
 
     def _after_append(self, game_id: str, state: GameState) -> None:
         if self._ai_to_move(state):

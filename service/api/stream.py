@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
@@ -26,7 +26,8 @@ def stream(game_id: str) -> Response:
     finished = status == "finished"
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
     store = current_app.extensions["spinner"].store
-    frames = _frames(store, game_id, seat, after, finished, keepalive)
+    frames = _frames(store, game_id, seat, after, finished, keepalive,
+                     lambda: games().progress(game_id))
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream_with_context(frames), mimetype="text/event-stream", headers=headers)
 
@@ -39,7 +40,9 @@ def _resume_point() -> int:
 
 
 def _frames(store: EventStore, game_id: str, seat: int | None, after: int, finished: bool,
-            keepalive_s: float) -> Iterator[str]:
+            keepalive_s: float, on_quiet: Callable[[], object]) -> Iterator[str]:
+    """The stream's frames; `on_quiet` runs when no event came for `keepalive_s` (it
+    re-queues a lost AI turn, which nothing else may read the game to notice)."""
     yield "retry: 2000\n\n"
     if finished:  # the whole log is public now; send what is left and close
         yield from (_frame(event) for event in store.read(game_id, after))
@@ -47,6 +50,7 @@ def _frames(store: EventStore, game_id: str, seat: int | None, after: int, finis
     while True:
         events = store.wait_for_events(game_id, after, int(keepalive_s * 1000))
         if not events:
+            on_quiet()
             yield ": keep-alive\n\n"
         ended = any(event["type"] == ev.GAME_ENDED for event in events)
         for event in events:  # the append that ends the match is sent whole, as /events is

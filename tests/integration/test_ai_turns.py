@@ -136,3 +136,31 @@ def test_a_read_while_the_ai_turn_job_vanishes_still_answers(client, redis_url, 
     answer = client.get(f"/v1/games/{game_id}")
     assert answer.status_code == 200 and answer.json["version"] == version
     assert Queue(QUEUE_NAME, connection=redis_client).job_ids == [job_id(game_id, version)]
+
+
+def test_a_turn_lost_while_a_stream_waits_is_healed_by_the_stream(redis_url, redis_client):
+    """A client that follows the game on /stream alone (no GET) still sees the AI move on:
+    while no event comes, the stream itself re-queues a turn whose job was lost."""
+    services = build(Settings(redis_url=redis_url, ai_budget_s=0.05, stream_keepalive_s=0.3))
+    app = create_app({"TESTING": True}, services=services)
+    game_id, _ = create(app.test_client(), seats=2, hands=1, seed=24,
+                        ai={0: "greedy", 1: "greedy"})
+    version = services.store.version(game_id)
+    ids: list[int] = []
+    with app.test_client() as raw:
+        answer = raw.get(f"/v1/games/{game_id}/stream?after={version}", buffered=False)
+        frames = iter(answer.response)
+        assert next(frames).startswith(b"retry:")  # open, its turn's job still queued
+        Queue(QUEUE_NAME, connection=redis_client).empty()  # then the job is lost
+        worker = WorkerProcess(redis_url, ai_budget_s="0.05")
+        try:
+            deadline = time.monotonic() + 30
+            for chunk in frames:
+                ids += [int(line[4:]) for line in chunk.decode().splitlines()
+                        if line.startswith("id: ")]
+                if ids or time.monotonic() > deadline:
+                    break
+        finally:
+            answer.close()
+            worker.stop()
+    assert ids and ids[0] == version + 1
