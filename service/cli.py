@@ -10,10 +10,15 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from service import processes
 from service.config import Settings
+
+if TYPE_CHECKING:
+    from service.store.server import RedisServer
 
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
 
@@ -76,7 +81,8 @@ def run_worker() -> int:
 
 
 def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
-    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; stop all on Ctrl-C.
+    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; start the worker or
+    Redis again if it dies; stop all on Ctrl-C.
 
     The worker, gunicorn and redis-server run in process groups of their own: a terminal's
     Ctrl-C reaches only this process, which stops the worker and gunicorn gracefully, then Redis.
@@ -89,20 +95,24 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     redis_server = None if Settings.from_env().redis_url else RedisServer(data_dir / "redis")
     stop = _stop_event()
     children: dict[str, subprocess.Popen[bytes]] = {}
+    restarts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
+        "worker": lambda: subprocess.Popen([sys.executable, "-m", "service.cli", "worker"],
+                                           env=env, process_group=0)}
     try:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
             print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
-        children["worker"] = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "worker"], env=env, process_group=0)
+            restarts["redis-server"] = lambda: _process(redis_server.start())
+            children["redis-server"] = _process(redis_server)
+        children["worker"] = restarts["worker"]()
         children["gunicorn"] = subprocess.Popen(
             _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0)
         print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
-        return _supervise(children, stop)
+        return _supervise(children, stop, restarts)
     finally:
-        _stop(list(children.values()))
+        _stop([child for name, child in children.items() if name != "redis-server"])
         if redis_server is not None:
-            redis_server.stop()
+            redis_server.stop()  # last: it flushes the log the others wrote
 
 
 def _gunicorn_command(bind: str, api_workers: int, data_dir: Path) -> list[str]:
@@ -128,14 +138,27 @@ def _stop_event() -> threading.Event:
     return stop
 
 
-def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Event) -> int:
-    """Wait for a stop signal (then 0) or for a child to exit (then 1)."""
+def _process(server: RedisServer) -> subprocess.Popen[bytes]:
+    """Return a started server's process."""
+    assert server.process is not None
+    return server.process
+
+
+def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Event,
+               restarts: dict[str, Callable[[], subprocess.Popen[bytes]]]) -> int:
+    """Wait for a stop signal (then 0). A child that exits is started again if `restarts`
+    can (the worker; redis-server, on the same data, loaded before it is used), else
+    everything stops (then 1; gunicorn starts its own workers again itself)."""
     while not stop.wait(0.5):
-        for name, child in children.items():
-            if child.poll() is not None:
-                print(f"spinner: the {name} exited ({child.returncode}); stopping",
-                      file=sys.stderr)
+        for name, child in list(children.items()):
+            if child.poll() is None:
+                continue
+            again = name in restarts
+            print(f"spinner: the {name} exited ({child.returncode}); "
+                  f"{'starting it again' if again else 'stopping'}", file=sys.stderr)
+            if not again:
                 return 1
+            children[name] = restarts[name]()
     return 0
 
 

@@ -62,6 +62,11 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The server's process, or None when it was never started."""
+        return self._process
+
+    @property
     def pid(self) -> int | None:
         """The server's process id, or None when it was never started."""
         return None if self._process is None else self._process.pid
@@ -77,6 +82,7 @@ class RedisServer:
             raise RuntimeError(f"redis-server is already running (pid {self.pid})")
         command = self._command()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._close_log()  # a restart's: the one before is done with it
         self._log = self.log_path.open("ab")
         self._process = subprocess.Popen(  # own process group: a terminal's Ctrl-C spares it
             command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

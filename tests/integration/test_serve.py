@@ -26,6 +26,7 @@ from service.api import create_app
 from service.bootstrap import build
 from service.config import Settings
 from service.store.server import free_port
+from tests.workers import wait_until
 
 SPINNER = str(Path(sys.executable).parent / "spinner")  # the console script of this install
 START_TIMEOUT_S = 30.0
@@ -241,6 +242,28 @@ def test_serve_stops_everything_when_a_child_dies(serve, tmp_path):
         assert running.process.wait(timeout=STOP_TIMEOUT_S) == 1
     assert "the gunicorn exited" in running.log.read_text()
     assert not [command for p, (_, command) in tree.items() if alive(p)]
+
+
+def child_pid(running: Serve, part: str) -> int | None:
+    """The pid of the child of serve whose command line holds `part` (None: there is none)."""
+    return next((pid for (pid, _), (ppid, command) in process_tree(running.process.pid).items()
+                 if ppid == running.process.pid and part in command), None)
+
+
+def test_serve_starts_a_killed_worker_or_redis_server_again(serve, tmp_path):
+    running = serve(tmp_path / "var", own_redis_env())
+    game_id, token, version = play_until_the_ai_has_answered(running.url)
+    for name, part in (("worker", "service.cli worker"), ("redis-server", "redis-server")):
+        victim = child_pid(running, part)
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        assert wait_until(lambda p=part, v=victim: child_pid(running, p) not in (None, v), 30)
+        assert f"the {name} exited (-9); starting it again" in running.log.read_text()
+        running.wait_healthy()
+    status, _, state = call("GET", f"{running.url}/v1/games/{game_id}", token=token)
+    assert status == 200 and state["version"] == version  # nothing lost
+    play_until_the_ai_has_answered(running.url)  # the worker started again plays
+    assert running.ctrl_c()[0] == 0
 
 
 def test_healthz_answers_503_problem_json_when_redis_is_down():
