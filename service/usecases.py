@@ -22,6 +22,8 @@ from service.store.errors import ConcurrencyError
 from service.store.protocol import EventStore
 from service.tokens import new_game_id, new_token, token_game, token_hash
 
+SHOWN_ID = 64
+"""The characters of an unknown game's id a 404 shows (a game's own id has 16)."""
 CACHED_GAMES = 1024
 """Games whose state, meta and shared view a process keeps between requests (LRU)."""
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
@@ -76,6 +78,12 @@ def body_hash(body: Any) -> str:
     return hashlib.sha256(ev.canonical_json(body)).hexdigest()
 
 
+def no_such_game(game_id: str) -> problems.Problem:
+    """Return the 404 for an unknown game, naming it (cut short: no game's id is that long)."""
+    shown = game_id if len(game_id) <= SHOWN_ID else f"{game_id[:SHOWN_ID]}..."
+    return problems.NotFound(f"there is no game {shown!r}")
+
+
 def idempotency_name(game_id: str, seat: int, key: str) -> str:
     """Return the store's name for a seat's Idempotency-Key record (in the game's slot)."""
     return f"game:{{{game_id}}}:idem:{seat}:{body_hash({'k': key})}"
@@ -124,7 +132,7 @@ class Games:
         """Return the game's meta (seats' token hashes, seed), or 404 if there is no such game."""
         meta = self._meta(game_id)
         if meta is None:
-            raise problems.NotFound(f"there is no game {game_id!r}")
+            raise no_such_game(game_id)
         return meta
 
     def load(self, game_id: str) -> GameState:
@@ -135,7 +143,7 @@ class Games:
                 return replay(self.store.read(game_id, after=cached.version), cached)
             snapshot, events = self.store.load(game_id)
             if snapshot is None and not events:
-                raise problems.NotFound(f"there is no game {game_id!r}")
+                raise no_such_game(game_id)
             state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
             return replay(events, state)
 
@@ -151,7 +159,7 @@ class Games:
         """Return the state as it was after event `version`, rebuilt by replay (R26)."""
         current = self.store.version(game_id)
         if current == 0:
-            raise problems.NotFound(f"there is no game {game_id!r}")
+            raise no_such_game(game_id)
         if not 1 <= version <= current:
             raise problems.NotFound(f"version {version} is not in 1..{current}")
         return self._view(game_id, replay(self.store.read(game_id, 0, version)), seat)

@@ -42,6 +42,13 @@ def test_unknown_game_is_404_before_any_token_check(client):
     assert client.get("/v1/games/nope").status_code == 404
     answer = client.post("/v1/games/nope/moves", json={"action": "draw"})
     assert answer.status_code == 404
+    assert answer.json["detail"] == "there is no game 'nope'"
+
+
+def test_a_404_names_a_long_unknown_game_id_cut_short(client):
+    answer = client.get(f"/v1/games/{'x' * 3000}/events")
+    assert answer.status_code == 404
+    assert answer.json["detail"] == f"there is no game '{'x' * 64}...'"
 
 
 def test_tokens_401_without_or_with_a_bad_one_and_403_for_another_games(client, game):
