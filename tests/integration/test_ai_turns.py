@@ -164,3 +164,17 @@ def test_a_turn_lost_while_a_stream_waits_is_healed_by_the_stream(redis_url, red
             answer.close()
             worker.stop()
     assert ids and ids[0] == version + 1
+
+
+def test_a_turn_a_worker_has_just_taken_is_not_queued_again(client, redis_client):
+    """rq moves a job it takes to an intermediate queue before it marks the job started: a
+    read in between must not take the job for lost (under load, one turn in eight ran twice)."""
+    game_id, _ = create(client, seats=2, hands=1, seed=24, ai={0: "greedy", 1: "greedy"})
+    version = client.get(f"/v1/games/{game_id}").json["version"]
+    queue = Queue(QUEUE_NAME, connection=redis_client)
+    taken = job_id(game_id, version).encode()
+    assert redis_client.lmove(queue.key, queue.intermediate_queue_key) == taken  # as a worker
+    assert client.get(f"/v1/games/{game_id}").status_code == 200  # the read checks the turn
+    assert queue.job_ids == []  # not queued again
+    assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == [taken]
+    assert Job.fetch(taken.decode(), connection=redis_client).get_status() == JobStatus.QUEUED
