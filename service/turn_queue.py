@@ -64,7 +64,7 @@ class RqTurnQueue:
         """Whether no worker will ever finish `job` (a racing duplicate loses at append)."""
         status = job.get_status()
         if status == JobStatus.QUEUED:
-            return not self._waiting(job)  # the queue was flushed
+            return not self._waiting(job)  # out of both queues: the queue was flushed
         if status == JobStatus.STARTED:
             started = job.started_at or datetime.now(UTC)
             age = (datetime.now(UTC) - started.replace(tzinfo=UTC)).total_seconds()
@@ -75,10 +75,10 @@ class RqTurnQueue:
         """Whether a queued `job` is still in its queue, or taken by a worker that has not yet
         marked it started (rq moves it to its intermediate queue first), or has moved on: all
         read in one transaction, so that a job on its way between them is seen somewhere."""
-        with self.connection.pipeline(transaction=True) as both:
-            both.lpos(self.queue.key, job.id)
-            both.lpos(self.queue.intermediate_queue_key, job.id)
-            both.hget(job.key, "status")
-            queued, taken, status = both.execute()
+        with self.connection.pipeline(transaction=True) as snapshot:
+            snapshot.lpos(self.queue.key, job.id)
+            snapshot.lpos(self.queue.intermediate_queue_key, job.id)
+            snapshot.hget(job.key, "status")
+            queued, taken, status = snapshot.execute()
         status = status.decode() if isinstance(status, bytes) else status
         return queued is not None or taken is not None or status != JobStatus.QUEUED
