@@ -1,8 +1,7 @@
-"""A small thread-safe LRU map, for what a process may keep between requests."""
+"""A small LRU map, for what a process may keep between requests, and values kept a version."""
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -11,33 +10,41 @@ V = TypeVar("V")
 
 
 class Lru(Generic[V]):
-    """At most `size` entries; the least recently used one is dropped first."""
+    """At most `size` entries; the least recently used one is dropped first.
+
+    Threads (and greenlets) may share it with no lock: each step is one call of OrderedDict's,
+    which runs in C and so at once under the GIL, and a step that another's step made moot
+    (touching an entry just taken, trimming a dict already trimmed) is skipped. Under gevent
+    a lock would be Python code, taken several times a request.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._items: OrderedDict[str, V] = OrderedDict()
-        self._lock = threading.Lock()
 
     def get(self, key: str) -> V | None:
         """Return the entry for `key` (None if absent), marking it recently used."""
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
+        try:
+            value = self._items[key]
+            self._items.move_to_end(key)
+        except KeyError:  # absent, or taken meanwhile
+            return None
+        return value
 
     def take(self, key: str) -> V | None:
         """Remove and return the entry for `key`: the caller has it to itself until `put`."""
-        with self._lock:
-            return self._items.pop(key, None)
+        return self._items.pop(key, None)
 
     def put(self, key: str, value: V) -> None:
-        """Store `value` under `key`, dropping the oldest entry beyond `size`."""
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        """Store `value` under `key`, dropping the oldest entries beyond `size`."""
+        items = self._items
+        items[key] = value
+        try:
+            items.move_to_end(key)
+            while len(items) > self.size:
+                items.popitem(last=False)
+        except KeyError:  # taken or trimmed meanwhile
+            pass
 
 
 class Versioned(Generic[V]):

@@ -1,5 +1,8 @@
 """What a process keeps between requests: LRU maps, and values kept for one version."""
 
+import sys
+import threading
+
 from service.cache import Lru, Versioned
 
 
@@ -28,3 +31,32 @@ def test_versioned_makes_a_value_once_a_version_and_keeps_only_the_last():
     at("h", 1)
     at("i", 1)  # a third key: "g", the least recently used, is dropped
     assert at("g", 1) == "g@1" and made[-1] == ("g", 1) and len(made) == 6
+
+
+def test_lru_shared_by_threads_without_a_lock_never_fails_and_stays_bounded():
+    kept: Lru[int] = Lru(8)
+    failures: list[BaseException] = []
+
+    def churn(offset: int) -> None:
+        try:
+            for i in range(10_000):
+                key = str((i + offset) % 12)
+                kept.put(key, i)
+                kept.get(str(i % 12))
+                kept.take(str((i * 7) % 12))
+        except BaseException as error:  # noqa: BLE001  # any failure of a step is the finding
+            failures.append(error)
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between almost every step
+    try:
+        threads = [threading.Thread(target=churn, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert failures == []
+    kept.put("last", 0)  # one step alone trims back to the bound
+    assert len(kept._items) <= 8 and kept.get("last") == 0

@@ -106,3 +106,25 @@ def test_a_schema_with_a_hook_or_an_unknown_field_is_left_to_marshmallow():
     assert dumping.compiled(Hooked()) is None and dumping.compiled(Renamed()) is None
     assert Hooked().dump({"name": "ann"}) == {"name": "ANN"}
     assert Renamed().dump({"name": "ann"}) == {"title": "ann"}
+
+
+def test_a_schema_nesting_one_left_to_marshmallow_is_compiled_around_it(monkeypatch):
+    class Hooked(schemas.OutSchema):
+        name = fields.String()
+
+        @post_dump
+        def _shout(self, data: dict, **_: Any) -> dict:
+            return {"name": data["name"].upper()}
+
+    class Around(schemas.OutSchema):
+        one = fields.Nested(Hooked)
+        many = fields.Nested(Hooked, many=True)
+        listed = fields.List(fields.Nested(Hooked))
+        ends = fields.List(fields.Nested(schemas.EndOut), allow_none=True)
+
+    schema = Around()
+    payload = {"one": {"name": "a"}, "many": [{"name": "b"}], "listed": [{"name": "c"}, None],
+               "ends": [{"id": "e1", "value": "2"}, None]}
+    assert compiled(schema, payload) == marshmallows(monkeypatch, schema, payload)
+    assert schema.dump(payload)["listed"] == [{"name": "C"}, None]
+    assert dumping.compiled(schema) is not None and dumping.compiled(Hooked()) is None
