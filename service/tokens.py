@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
+
+GAME_ID = re.compile(r"[0-9a-f]{16}")
+"""The shape of every game id `new_game_id` makes."""
 
 
 def new_token(game_id: str) -> str:

@@ -20,10 +20,8 @@ from service.rules.moves import Move
 from service.rules.tiles import TILES, Tile
 from service.store.errors import ConcurrencyError
 from service.store.protocol import EventStore
-from service.tokens import new_game_id, new_token, token_game, token_hash
+from service.tokens import GAME_ID, new_game_id, new_token, token_game, token_hash
 
-SHOWN_ID = 64
-"""The characters of an unknown game's id a 404 shows (a game's own id has 16)."""
 CACHED_GAMES = 1024
 """Games whose state, meta and shared view a process keeps between requests (LRU)."""
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
@@ -79,9 +77,11 @@ def body_hash(body: Any) -> str:
 
 
 def no_such_game(game_id: str) -> problems.Problem:
-    """Return the 404 for an unknown game, naming it (cut short: no game's id is that long)."""
-    shown = game_id if len(game_id) <= SHOWN_ID else f"{game_id[:SHOWN_ID]}..."
-    return problems.NotFound(f"there is no game {shown!r}")
+    """Return the 404 for an unknown game. It names the id only if it has a game id's shape,
+    so that nothing else sent in its place (a token, say) is shown back (API.md "Errors")."""
+    if GAME_ID.fullmatch(game_id):
+        return problems.NotFound(f"there is no game {game_id!r}")
+    return problems.NotFound("there is no game with that id")
 
 
 def idempotency_name(game_id: str, seat: int, key: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, json
+from flask import Flask, Response, json, request
 from marshmallow.exceptions import SCHEMA
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -50,9 +50,19 @@ def register(app: Flask) -> None:
 
 
 def _on_problem(problem: problems.Problem) -> Response:
-    headers = {"Retry-After": str(problem.extra.pop("retry_after"))} \
-        if "retry_after" in problem.extra else None
+    headers = {}
+    if "retry_after" in problem.extra:
+        headers["Retry-After"] = str(problem.extra.pop("retry_after"))
+    if problem.status == 401:
+        headers["WWW-Authenticate"] = _challenge()
     return problem_response(problem, headers)
+
+
+def _challenge() -> str:
+    """The WWW-Authenticate of a 401 (RFC 9110 11.6.1, RFC 6750 3): a bearer token is asked
+    for, and one that was sent is named invalid."""
+    sent = request.headers.get("Authorization") is not None
+    return 'Bearer error="invalid_token"' if sent else "Bearer"
 
 
 def _on_store_down(error: StoreUnavailable) -> Response:

@@ -67,8 +67,10 @@ class PlayerIn(Schema):
 class RulesIn(Schema):
     """The game options of RULES.md: hands (R7) and opening (R9)."""
 
-    hands = StrictInt(load_default=10, validate=validate.Range(1, 10))
-    opening = fields.String(load_default="draw", validate=validate.OneOf(OPENING_RULES))
+    hands = StrictInt(load_default=10,
+                      validate=validate.Range(1, 10, error="a match has 1 to 10 hands (R7)"))
+    opening = fields.String(load_default="draw", validate=validate.OneOf(
+        OPENING_RULES, error=f"the opening is {' or '.join(OPENING_RULES)} (R9)"))
 
 
 class CreateGameIn(Schema):

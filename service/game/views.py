@@ -22,7 +22,7 @@ def table(state: GameState) -> dict[str, Any]:
         "hand_number": hand.number if hand else None,
         "opening_double": hand.opening_double.text if hand else None,
         "turn": state.turn, "boneyard_count": len(hand.boneyard) if hand else 0,
-        "layout": _layout(state), "obligations": list(hand.obligations) if hand else [],
+        "layout": _layout(state), "obligations": _obligations(state),
         "players": [_player(state, s) for s in range(state.seats)],
         "scores": list(state.scores), "winners": list(state.winners),
     }
@@ -37,6 +37,13 @@ def own(state: GameState, seat: int | None) -> dict[str, Any]:
              if hand and state.turn == seat and not hand.awaiting_server else [])
     return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
             "legal_moves": [m.to_dict() for m in moves]}
+
+
+def _obligations(state: GameState) -> list[str]:
+    """The ends a play must go on now (R17): none while no seat is to move (the match over,
+    or between a hand's end and the next deal), since no play is to be made then."""
+    hand = state.hand
+    return list(hand.obligations) if hand and state.turn is not None else []
 
 
 def _layout(state: GameState) -> dict[str, Any]:

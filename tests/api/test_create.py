@@ -60,6 +60,18 @@ def test_bad_creation_requests_get_400_naming_the_field(client, body, field):
     assert field in [e["field"] for e in answer.json["errors"]]
 
 
+@pytest.mark.parametrize(("rules", "field", "message"), [
+    ({"hands": 0}, "rules.hands", "a match has 1 to 10 hands (R7)"),
+    ({"hands": 11}, "rules.hands", "a match has 1 to 10 hands (R7)"),
+    ({"opening": "magic"}, "rules.opening", "the opening is draw or next_lower (R9)"),
+])
+def test_R7_R9_a_rule_option_out_of_its_range_gets_400_citing_its_rule(
+        client, rules, field, message):
+    answer = client.post("/v1/games", json={"players": [HUMAN, HUMAN], "rules": rules})
+    assert answer.status_code == 400
+    assert answer.json["errors"] == [{"field": field, "message": message}]
+
+
 @pytest.mark.parametrize(("body", "fields"), [
     ({"players": [HUMAN] * 8 + [{"name": "", "kind": "human"}]},
      {"players", "players.8.name"}),  # R4 and a bad name

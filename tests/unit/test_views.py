@@ -130,3 +130,12 @@ def test_R25_once_the_match_has_ended_the_log_is_complete_for_everyone():
     play_randomly(match, random.Random(9))
     for seat in (0, 1, 2, None):
         assert visible_log(match.events, seat, finished=True) == match.events
+
+
+def test_R17_obligations_are_shown_while_a_seat_is_to_move_and_none_once_the_match_is_over():
+    match = game_at("0: 4-5 | 1: 1-2 | ends: e1=3 e2=5 e3=5 | owed: e2 e3 | turn 0", hands=1)
+    assert [view(match.state, s)["obligations"] for s in (0, 1, None)] == [["e2", "e3"]] * 3
+    match.play(0, "4-5 e2")  # its last tile: the hand, and the one-hand match, are over
+    assert match.state.status == "finished" and match.state.turn is None
+    assert match.hand.obligations == ["e3"]  # still owed in the last hand's layout
+    assert [view(match.state, s)["obligations"] for s in (0, 1, None)] == [[]] * 3
