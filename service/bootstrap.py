@@ -12,7 +12,6 @@ from redis.retry import Retry
 
 from service.config import Settings
 from service.logs import utc_millis
-from service.store.cluster import CLUSTER_SCHEME
 from service.store.redis_store import RedisEventStore
 from service.turn_queue import RqTurnQueue
 from service.usecases import Games
@@ -33,6 +32,8 @@ def utc_now() -> str:
     return utc_millis(time.time(), "Z")
 
 
+CLUSTER_SCHEME = "redis+cluster://"
+"""How a REDIS_URL names a Redis Cluster (by any one of its masters)."""
 REDIS_CONNECTIONS = 2048
 """Connections a process may open to one Redis (redis-py's default is 100): one for each
 command in flight, and a gevent API process serves up to 1000 connections at once, an open

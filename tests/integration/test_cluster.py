@@ -29,7 +29,6 @@ from service.bootstrap import Services, build
 from service.cli import main as spinner
 from service.config import Settings
 from service.game.audit import audit
-from service.store.cluster import LocalCluster, slot_ranges
 from service.store.redis_store import (
     APPEND_LUA,
     BEGIN_LUA,
@@ -39,6 +38,7 @@ from service.store.redis_store import (
 )
 from service.store.server import RedisServer
 from tests.api.driver import auth, create, play_to_end
+from tests.local_cluster import LocalCluster, slot_ranges
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = 45

@@ -1,4 +1,4 @@
-"""A local Redis Cluster of real redis-server masters on loopback, for tests and benchmarks.
+"""A local Redis Cluster of real redis-server masters on loopback, for the tests.
 
 Each master is a `RedisServer` in cluster mode with a data dir of its own; the 16384 slots
 are split evenly with CLUSTER ADDSLOTS and the nodes meet with CLUSTER MEET (no redis-cli
@@ -19,12 +19,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from service.bootstrap import CLUSTER_SCHEME
 from service.store.server import RedisServer
 
 SLOTS: Final = 16384
 BUS_OFFSET: Final = 10000
 READY_TIMEOUT_S: Final = 20.0
-CLUSTER_SCHEME: Final = "redis+cluster://"
 
 
 def _bindable(port: int) -> bool:
