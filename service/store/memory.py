@@ -45,11 +45,6 @@ class InMemoryEventStore:
             self._games[game_id] = _Game([dumps(e) for e in events], dict(meta))
             self._appended.notify_all()
 
-    def exists(self, game_id: str) -> bool:
-        """Return whether the game exists."""
-        with self._lock:
-            return game_id in self._games
-
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
         with self._lock:

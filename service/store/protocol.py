@@ -21,9 +21,6 @@ class EventStore(Protocol):
     def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
         """Create a game with its first events and meta; raise StoreError if it exists."""
 
-    def exists(self, game_id: str) -> bool:
-        """Return whether the game exists."""
-
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
 

@@ -186,11 +186,6 @@ class RedisEventStore:
                 client.script_load(script)
             return self._command(*command)
 
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisEventStore:
-        """Return a store over a new client for `url` (options go to redis.Redis.from_url)."""
-        return cls(redis.Redis.from_url(url, **options))
-
     @_reachable
     def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
         """Create a game with its first events and meta; raise StoreError if it exists."""
@@ -199,12 +194,6 @@ class RedisEventStore:
         args: list[str | int] = [len(fields), *fields, *_entries(events)]
         if not self._script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
-
-    @_reachable
-    def exists(self, game_id: str) -> bool:
-        """Return whether the game exists."""
-        with self._redis() as client:
-            return bool(client.exists(game_key(game_id, "events")))
 
     @_reachable
     def meta(self, game_id: str) -> dict[str, str]:

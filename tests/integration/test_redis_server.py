@@ -24,7 +24,7 @@ def test_find_redis_server_returns_an_executable() -> None:
 
 def test_the_data_survives_a_sigkill(tmp_path: Path) -> None:
     with RedisServer(tmp_path) as first:
-        store = RedisEventStore.from_url(first.url)
+        store = RedisEventStore(redis.Redis.from_url(first.url))
         with store.client:
             store.create("g1", [event(1)], {"seat0": "h0"})
             store.append("g1", 1, [event(2), event(3)], snapshot={"version": 2, "state": {}})
@@ -34,7 +34,7 @@ def test_the_data_survives_a_sigkill(tmp_path: Path) -> None:
         with pytest.raises(ProcessLookupError):
             os.kill(first.pid, 0)
     with RedisServer(tmp_path) as second:
-        store = RedisEventStore.from_url(second.url)
+        store = RedisEventStore(redis.Redis.from_url(second.url))
         with store.client:
             assert store.read("g1") == [event(1), event(2), event(3)]
             assert store.meta("g1") == {"seat0": "h0"}
@@ -47,7 +47,7 @@ def test_a_server_that_cannot_start_raises(tmp_path: Path) -> None:
         clash = RedisServer(tmp_path / "b", port=running.port)
         with pytest.raises(RuntimeError, match="did not start"):
             clash.start()
-        store = RedisEventStore.from_url(running.url)
+        store = RedisEventStore(redis.Redis.from_url(running.url))
         with store.client:
             assert store.ping()
 

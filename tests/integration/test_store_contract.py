@@ -59,9 +59,9 @@ class StoreContract:
     """What every EventStore does; subclasses provide the `store` fixture."""
 
     def test_create_makes_a_game_with_its_meta(self, store: EventStore) -> None:
-        assert not store.exists("g1") and store.meta("g1") == {}
+        assert store.version("g1") == 0 and store.meta("g1") == {}
         store.create("g1", events(1, 2), {"seat0": "h0", "seed": "42"})
-        assert store.exists("g1") and not store.exists("g2")
+        assert store.version("g2") == 0
         assert store.meta("g1") == {"seat0": "h0", "seed": "42"}
         assert store.version("g1") == 2
 
@@ -76,7 +76,7 @@ class StoreContract:
                                                    first: list[dict[str, Any]]) -> None:
         with pytest.raises(StoreError):
             store.create("g1", first, {})
-        assert not store.exists("g1")
+        assert store.version("g1") == 0 and store.meta("g1") == {}  # nothing of it was kept
 
     def test_append_keeps_events_in_order_and_intact(self, store: EventStore) -> None:
         store.create("g1", events(1, 2), {})
@@ -108,7 +108,7 @@ class StoreContract:
     def test_append_to_an_unknown_game_raises(self, store: EventStore) -> None:
         with pytest.raises(StoreError):
             store.append("nope", 0, events(1, 1))
-        assert not store.exists("nope")
+        assert store.version("nope") == 0 and store.meta("nope") == {}
 
     def test_append_refuses_misnumbered_events(self, store: EventStore) -> None:
         store.create("g1", events(1, 3), {})
@@ -274,7 +274,7 @@ class TestRedisStore(StoreContract):
 
     def test_a_connection_the_server_dropped_is_made_again_as_the_retry_policy_says(
             self, redis_client: redis.Redis, redis_url: str) -> None:
-        store = RedisEventStore.from_url(redis_url, retry=Retry(NoBackoff(), 1))
+        store = RedisEventStore(redis.Redis.from_url(redis_url, retry=Retry(NoBackoff(), 1)))
         with store.client:
             store.create("g1", events(1, 2), {})
             with store._redis() as lent:
@@ -285,8 +285,8 @@ class TestRedisStore(StoreContract):
             assert seqs(store.load("g1")[1]) == [1, 2]  # a script, on a new connection
 
     def test_an_unreachable_server_raises_store_unavailable(self) -> None:
-        store = RedisEventStore.from_url(f"redis://127.0.0.1:{free_port()}/0",
-                                         retry=Retry(NoBackoff(), 0))
+        store = RedisEventStore(redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
+                                                     retry=Retry(NoBackoff(), 0)))
         with store.client:
             assert store.ping() is False
             with pytest.raises(StoreUnavailable):
