@@ -60,9 +60,11 @@ def _on_problem(problem: problems.Problem) -> Response:
 
 def _challenge() -> str:
     """The WWW-Authenticate of a 401 (RFC 9110 11.6.1, RFC 6750 3): a bearer token is asked
-    for, and one that was sent is named invalid."""
-    sent = request.headers.get("Authorization") is not None
-    return 'Bearer error="invalid_token"' if sent else "Bearer"
+    for; a bearer token sent empty is an invalid request, and any other one an invalid token."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer":  # none sent, or another scheme: no error is named
+        return "Bearer"
+    return f'Bearer error="{"invalid_token" if token.strip() else "invalid_request"}"'
 
 
 def _on_store_down(error: StoreUnavailable) -> Response:

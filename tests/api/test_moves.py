@@ -70,7 +70,11 @@ def test_tokens_401_without_or_with_a_bad_one_and_403_for_another_games(client, 
     assert _post(client, game_id, other_tokens[0], body).status_code == 403
     basic = client.post(f"/v1/games/{game_id}/moves", json=body,
                         headers={"Authorization": "Basic abc"})
-    assert basic.status_code == 401
+    assert basic.status_code == 401 and basic.headers["WWW-Authenticate"] == "Bearer"
+    empty = client.post(f"/v1/games/{game_id}/moves", json=body,
+                        headers={"Authorization": "Bearer  "})
+    assert empty.status_code == 401
+    assert empty.headers["WWW-Authenticate"] == 'Bearer error="invalid_request"'
     assert client.get(f"/v1/games/{game_id}", headers=auth("forged")).status_code == 401
     assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
 
