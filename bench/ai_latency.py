@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 from bench.api import auth
-from service import processes
-from service.api import create_app
-from service.bootstrap import build
-from service.config import Settings
-from service.store.server import RedisServer
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
+from service.entry import processes
+from service.entry.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,7 +57,7 @@ def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, 
     """Return p50 and p99 reply times in ms over `moves` human moves per table size."""
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         env = {**os.environ, "REDIS_URL": redis.url, "PYTHONPATH": str(ROOT)}
-        worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env,
+        worker = subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"], env=env,
                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             settings = Settings(redis_url=redis.url, rate_limit_per_token=0,

@@ -45,12 +45,12 @@ import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from typing import Any  # noqa: E402
 
-from service import logs  # noqa: E402
-from service.api import create_app  # noqa: E402
-from service.bootstrap import build  # noqa: E402
-from service.config import Settings  # noqa: E402
+from service.adapters import logs  # noqa: E402
+from service.adapters.bootstrap import build  # noqa: E402
+from service.adapters.settings import Settings  # noqa: E402
+from service.api.app import create_app  # noqa: E402
+from service.entry.redis_server import RedisServer  # noqa: E402
 from service.game.state import replay  # noqa: E402
-from service.store.server import RedisServer  # noqa: E402
 
 HANDS = 10
 MAX_MOVES_PER_GAME = 5000  # a ten-hand two-player game takes a few hundred

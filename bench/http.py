@@ -54,9 +54,9 @@ from typing import Any  # noqa: E402
 
 import orjson  # noqa: E402
 
-from service import processes  # noqa: E402
-from service.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers  # noqa: E402
-from service.store.server import RedisServer, free_port  # noqa: E402
+from service.entry import processes  # noqa: E402
+from service.entry.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers  # noqa: E402
+from service.entry.redis_server import RedisServer, free_port  # noqa: E402
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
 START_TIMEOUT_S = 30.0
@@ -469,8 +469,8 @@ def _idle(frames: list[str]) -> bool:
 # ---------------------------------------------------------------- the run
 
 def verify_exports(exports: Path) -> int:
-    """Run `spinner verify` (service.cli.main) on every export; return how many pass."""
-    from service.cli import main as spinner
+    """Run `spinner verify` (service.entry.cli.main) on every export; return how many pass."""
+    from service.entry.cli import main as spinner
 
     passed = 0
     for path in sorted(exports.glob("*.json")):
@@ -573,7 +573,7 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
     redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
     try:
         game_env = {**env, "REDIS_URL": redis.url}
-        with gunicorn("service.wsgi:app", game_env, args,
+        with gunicorn("service.entry.wsgi:app", game_env, args,
                       work / "gunicorn-api.log") as (port, master):
             job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
             spies = start_profilers(master, min(args.max_seconds, 30), work) \

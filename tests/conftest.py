@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from service.store.server import RedisServer
+from service.entry.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service.bootstrap import CLUSTER_SCHEME
-from service.store.server import RedisServer
+from service.adapters.bootstrap import CLUSTER_SCHEME
+from service.entry.redis_server import RedisServer
 
 SLOTS: Final = 16384
 BUS_OFFSET: Final = 10000

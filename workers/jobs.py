@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from functools import cache
 
-from service.bootstrap import Services, build
-from service.config import Settings
+from service.adapters.bootstrap import Services, build
+from service.adapters.settings import Settings
 from service.game.events import Event
 from service.game.state import GameState
 from service.rules.moves import Move

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rq import Queue, SimpleWorker
 
-from service import logs
-from service.bootstrap import connect
-from service.config import Settings
-from service.turn_queue import QUEUE_NAME
+from service.adapters import logs
+from service.adapters.bootstrap import connect
+from service.adapters.settings import Settings
+from service.adapters.turn_queue import QUEUE_NAME
 
 
 def work(settings: Settings) -> None:

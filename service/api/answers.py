@@ -8,7 +8,7 @@ import orjson
 from flask import Response, current_app
 
 from service.api import requests as req
-from service.usecases import Games
+from service.usecases.games import Games
 
 JSON = "application/json"
 BY_CALLER = {"Vary": "Authorization"}

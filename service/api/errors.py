@@ -9,9 +9,9 @@ from flask import Flask, Response, json, request
 from marshmallow.exceptions import SCHEMA
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from service import problems
+from service.api import problems
 from service.api.schemas import ProblemOut
-from service.store.errors import StoreUnavailable
+from service.usecases.ports import StoreUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 _problem_out = ProblemOut()

@@ -6,12 +6,11 @@ from typing import Any
 
 from flask import Blueprint, Response, url_for
 
-from service import problems
+from service.api import problems, schemas
 from service.api import requests as req
-from service.api import schemas
 from service.api.answers import BY_CALLER, JSON, answer, caller_seat, games, to_json
-from service.cache import Versioned
-from service.usecases import CACHED_GAMES
+from service.usecases.cache import Versioned
+from service.usecases.games import CACHED_GAMES
 
 bp = Blueprint("games", __name__, url_prefix="/v1")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app
 
-from service import problems
+from service.api import problems
 from service.api.answers import answer
 from service.api.schemas import HealthOut
 

@@ -6,11 +6,11 @@ import time
 
 from flask import Flask, current_app, request
 
-from service import problems
+from service.adapters.settings import Settings
+from service.api import problems
 from service.api.answers import games
 from service.api.requests import bearer_token
-from service.config import Settings
-from service.tokens import token_hash
+from service.usecases.tokens import token_hash
 
 WINDOW_S = 60
 EXEMPT = frozenset({"health.healthz", "observability.metrics_text"})
@@ -50,7 +50,7 @@ def _count(kind: str, who: str, limit: int) -> None:
     """Count one request of `who` in this minute's window; 429 once it is over `limit`."""
     now = time.time()
     key = f"rl:{{{kind}:{who}}}:{int(now // WINDOW_S)}"
-    if current_app.extensions["spinner"].store.incr_window(key, WINDOW_S) > limit:
+    if current_app.extensions["spinner"].rate_counter.incr_window(key, WINDOW_S) > limit:
         retry_after = WINDOW_S - int(now % WINDOW_S)
         raise problems.TooManyRequests(
             f"more than {limit} requests a minute per {kind}; retry in {retry_after} s",

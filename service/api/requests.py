@@ -12,10 +12,10 @@ from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import ClientDisconnected, HTTPException, RequestEntityTooLarge
 
-from service import problems
+from service.api import problems
 from service.api.errors import field_errors
-from service.cache import Lru
-from service.usecases import body_hash
+from service.usecases.cache import Lru
+from service.usecases.games import body_hash
 
 MAX_IDEMPOTENCY_KEY = 255
 MAX_SEQ = 2**63 - 1

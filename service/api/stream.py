@@ -11,7 +11,7 @@ from service.api.answers import BY_CALLER, caller_seat, games, to_json
 from service.api.schemas import EventOut
 from service.game import events as ev
 from service.game.views import redact
-from service.store.protocol import EventStore
+from service.usecases.ports import EventStore
 
 bp = Blueprint("stream", __name__, url_prefix="/v1")
 _event_out = EventOut()

@@ -19,7 +19,7 @@ class Move(NamedTuple):
     expose: int | None = None
 
     @staticmethod
-    def parse(body: dict[str, Any]) -> Move:
+    def from_dict(body: dict[str, Any]) -> Move:
         """Build a move from its request form, or raise MalformedMove naming the rule."""
         action = body.get("action")
         if action not in ACTIONS:

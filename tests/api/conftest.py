@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from service.api import create_app
-from service.bootstrap import Services, build
-from service.config import Settings
+from service.adapters.bootstrap import Services, build
+from service.adapters.settings import Settings
+from service.api.app import create_app
 from tests.api.contract import ContractClient
 
 

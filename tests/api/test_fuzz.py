@@ -54,9 +54,9 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
-from service.api import create_app
-from service.bootstrap import build
-from service.config import Settings
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
 from tests.api.contract import EVENT_STREAM, assert_fits_schema
 from tests.api.driver import auth, create, play_to_end
 

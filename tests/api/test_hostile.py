@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from service.api import create_app
-from service.bootstrap import build
-from service.config import Settings
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
 from tests.api.driver import auth, create
 
 

@@ -10,12 +10,12 @@ import threading
 import orjson
 import pytest
 
-from service.api import create_app
-from service.bootstrap import build
-from service.cli import main as spinner
-from service.config import Settings
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
+from service.entry.cli import main as spinner
+from service.entry.redis_server import free_port
 from service.game.events import GENESIS, event_hash
-from service.store.server import free_port
 from tests.api.contract import check_response
 from tests.api.driver import auth, create, play_to_end
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from service import problems
+from service.api import problems
 from service.api.requests import load_body
 from service.api.schemas import MoveIn
 from tests.api.driver import auth, create

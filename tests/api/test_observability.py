@@ -13,10 +13,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from rq import SimpleWorker
 
-from service import logs
-from service.api import create_app
-from service.bootstrap import build
-from service.config import Settings
+from service.adapters import logs
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
 from service.game.views import view
 from service.rules.moves import Move
 from tests.api.driver import auth, create
@@ -81,7 +81,7 @@ def test_a_lost_append_race_counts_as_an_append_conflict(client, services):
     at = client.get(f"/v1/games/{game_id}").json["version"]
 
     def first_legal(state: Any, seat: int, _log: Any) -> Move:
-        return Move.parse(view(state, seat)["legal_moves"][0])
+        return Move.from_dict(view(state, seat)["legal_moves"][0])
 
     def racing(state: Any, seat: int, log: Any) -> Move:
         assert services.games.ai_turn(game_id, at, first_legal)  # another append lands first
@@ -101,7 +101,7 @@ def test_replays_are_timed(client):
 
 def test_queue_depth_and_failed_jobs_are_read_at_scrape_time(client, services):
     queue = services.queue.queue
-    queue.enqueue("service.tokens.token_game", None)  # fails: None has no .partition
+    queue.enqueue("service.usecases.tokens.token_game", None)  # fails: None has no .partition
     SimpleWorker([queue], connection=queue.connection).work(burst=True)
     assert sample(client, "spinner_ai_failed_jobs") == 1
     assert sample(client, "spinner_ai_queue_depth") == 0

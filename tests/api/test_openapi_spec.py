@@ -17,10 +17,10 @@ from flask import Flask, Response
 from marshmallow import Schema
 from openapi_spec_validator import validate
 
-from service import problems
-from service.api import EmptyUntyped, create_app, schemas
+from service.adapters.settings import Settings
+from service.api import problems, schemas
 from service.api.answers import BY_CALLER
-from service.config import Settings
+from service.api.app import EmptyUntyped, create_app
 from tests.api.contract import (
     SPEC_PATH,
     ContractClient,
@@ -106,7 +106,7 @@ def test_every_error_answer_is_problem_json_and_every_answer_has_a_request_id() 
 
 
 def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
-    """Each `*Problem` schema's type and status are a service.problems class's (or, for 405,
+    """Each `*Problem` schema's type and status are a service.api.problems class's (or, for 405,
     werkzeug's as errors.py renders it), so a renamed slug breaks this test."""
     raised = {(f"/problems/{cls.slug}", cls.status) for cls in vars(problems).values()
               if isinstance(cls, type) and issubclass(cls, problems.Problem)}

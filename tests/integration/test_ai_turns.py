@@ -10,12 +10,12 @@ import pytest
 from rq import Queue
 from rq.job import Job, JobStatus
 
-from service.api import create_app
-from service.bootstrap import build
-from service.cli import main as spinner
-from service.config import Settings
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.adapters.turn_queue import QUEUE_NAME, job_id
+from service.api.app import create_app
+from service.entry.cli import main as spinner
 from service.rules.turns import legal_moves
-from service.turn_queue import QUEUE_NAME, job_id
 from tests.api.driver import auth, create
 from tests.workers import WorkerProcess, wait_until
 

@@ -24,19 +24,19 @@ import pytest
 from flask.testing import FlaskClient
 from redis.crc import key_slot
 
-from service.api import create_app
-from service.bootstrap import Services, build
-from service.cli import main as spinner
-from service.config import Settings
-from service.game.audit import audit
-from service.store.redis_store import (
+from service.adapters.bootstrap import Services, build
+from service.adapters.redis_store import (
     APPEND_LUA,
     BEGIN_LUA,
     CREATE_LUA,
     LOAD_LUA,
     game_key,
 )
-from service.store.server import RedisServer
+from service.adapters.settings import Settings
+from service.api.app import create_app
+from service.entry.cli import main as spinner
+from service.entry.redis_server import RedisServer
+from service.game.audit import audit
 from tests.api.driver import auth, create, play_to_end
 from tests.local_cluster import LocalCluster, slot_ranges
 
@@ -185,7 +185,7 @@ def test_ai_seats_play_through_a_worker_on_the_queue_redis(
            "AI_BUDGET_S": "0.02"}
     log_path = tmp_path / "worker.log"
     with log_path.open("wb") as log:
-        worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env,
+        worker = subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"], env=env,
                                   cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         game_id, tokens = create(client, seats=3, hands=1, seed=7,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.store import RedisEventStore, RedisServer, find_redis_server
+from service.adapters.redis_store import RedisEventStore
+from service.entry.redis_server import RedisServer, find_redis_server
 
 
 def event(seq: int) -> dict[str, object]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from service.bootstrap import Services, build
-from service.config import Settings
+from service.adapters.bootstrap import Services, build
+from service.adapters.settings import Settings
 from service.game import events as ev
 from service.game.state import GameState, replay
 

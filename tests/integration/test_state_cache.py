@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from service import problems
-from service.bootstrap import Services, build
-from service.config import Settings
+from service.adapters.bootstrap import Services, build
+from service.adapters.settings import Settings
+from service.api import problems
 from service.game.state import replay
 
 

@@ -17,17 +17,12 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.retry import Retry
 
-from service.bootstrap import build
-from service.config import Settings
-from service.store import (
-    ConcurrencyError,
-    EventStore,
-    InMemoryEventStore,
-    RedisEventStore,
-    StoreError,
-    StoreUnavailable,
-)
-from service.store.server import free_port
+from service.adapters.bootstrap import build
+from service.adapters.redis_store import RedisEventStore
+from service.adapters.settings import Settings
+from service.entry.redis_server import free_port
+from service.usecases.ports import ConcurrencyError, EventStore, StoreError, StoreUnavailable
+from tests.memory_store import InMemoryEventStore
 
 IDEM = "game:{g1}:idem:0:k1"
 
@@ -193,13 +188,6 @@ class StoreContract:
         store.create("g1", events(1, 1), {})
         assert store.wait_for_events("g1", 1, 50) == []
         assert store.wait_for_events("nope", 0, 50) == []
-
-    def test_incr_window_counts_hits_per_key_within_a_window(self, store: EventStore) -> None:
-        assert [store.incr_window("rl:a", 60) for _ in range(3)] == [1, 2, 3]
-        assert store.incr_window("rl:b", 60) == 1
-        store.incr_window("rl:c", 1)
-        time.sleep(1.2)
-        assert store.incr_window("rl:c", 1) == 1
 
     def test_ping(self, store: EventStore) -> None:
         assert store.ping() is True

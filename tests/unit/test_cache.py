@@ -3,7 +3,7 @@
 import sys
 import threading
 
-from service.cache import Lru, Versioned
+from service.usecases.cache import Lru, Versioned
 
 
 def test_lru_drops_the_least_recently_used_entry_first():

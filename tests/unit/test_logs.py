@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.bootstrap import utc_now
-from service.logs import JsonFormatter, utc_millis
+from service.adapters.bootstrap import utc_now
+from service.adapters.logs import JsonFormatter, utc_millis
 
 
 @given(st.floats(0, 4e9) | st.integers(0, 4 * 10**9).map(lambda s: s + 0.9999996))

@@ -130,7 +130,7 @@ def test_R14_expose_is_required_only_where_more_than_one_value_could_be_left():
 @pytest.mark.parametrize("expose", [10, -1, "5", True, 2.0])
 def test_R14_an_expose_outside_0_to_9_is_malformed(expose):
     with pytest.raises(MalformedMove) as caught:
-        Move.parse({"action": "play", "tile": "3-S", "end": "e1", "expose": expose})
+        Move.from_dict({"action": "play", "tile": "3-S", "end": "e1", "expose": expose})
     assert caught.value.rule == "R14"
 
 

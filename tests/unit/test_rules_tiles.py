@@ -58,7 +58,7 @@ def test_R2_what_is_not_a_tile_is_rejected_saying_so(text):
 
 def test_R2_a_move_naming_a_misspelt_tile_is_malformed_not_illegal():
     with pytest.raises(MalformedMove) as caught:
-        Move.parse({"action": "play", "tile": "9-3", "end": "e1"})
+        Move.from_dict({"action": "play", "tile": "9-3", "end": "e1"})
     assert not isinstance(caught.value, IllegalMove)
     assert str(caught.value).startswith("violates R2: ")
 
@@ -75,7 +75,7 @@ def test_malformed_and_illegal_moves_are_distinct_error_types_with_rule_and_sent
 @pytest.mark.parametrize("body", [{"action": "jump"}, {}, {"action": None}])
 def test_R16_a_move_with_an_unknown_action_is_malformed(body):
     with pytest.raises(MalformedMove) as caught:
-        Move.parse(body)
+        Move.from_dict(body)
     assert caught.value.rule == "R16"
 
 

@@ -9,8 +9,7 @@ import orjson
 import pytest
 from marshmallow import Schema, fields, post_dump
 
-from service import problems
-from service.api import dumping, schemas
+from service.api import dumping, problems, schemas
 from service.game.views import view, visible_log
 
 from .positions import play_randomly, shuffled, start_from

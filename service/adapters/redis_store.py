@@ -17,10 +17,12 @@ from typing import Any, Final, ParamSpec, TypeVar
 import redis
 from redis.exceptions import NoScriptError
 
-from service.store.errors import ConcurrencyError, StoreError, StoreUnavailable
-from service.store.protocol import (
+from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
+    ConcurrencyError,
     Event,
+    StoreError,
+    StoreUnavailable,
     check_creation,
     check_numbering,
     dumps,
@@ -68,20 +70,13 @@ local record = redis.call('GET', KEYS[1])
 if record and cjson.decode(record)['state'] == 'pending' then redis.call('DEL', KEYS[1]) end
 """
 
-# KEYS: counter. ARGV: window seconds. Returns the count.
-INCR_WINDOW_LUA: Final = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return n
-"""
-
 BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _reachable(method: Callable[P, R]) -> Callable[P, R]:
+def reachable(method: Callable[P, R]) -> Callable[P, R]:
     """Turn redis connection errors and timeouts into StoreUnavailable."""
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -186,7 +181,7 @@ class RedisEventStore:
                 client.script_load(script)
             return self._command(*command)
 
-    @_reachable
+    @reachable
     def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
         """Create a game with its first events and meta; raise StoreError if it exists."""
         check_creation(events)
@@ -195,14 +190,14 @@ class RedisEventStore:
         if not self._script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
 
-    @_reachable
+    @reachable
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
         with self._redis() as client:
             stored = client.hgetall(game_key(game_id, "meta"))
         return {_text(name): _text(value) for name, value in stored.items()}
 
-    @_reachable
+    @reachable
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[str, str] | None = None) -> None:
@@ -219,7 +214,7 @@ class RedisEventStore:
         if found != expected_version:
             raise ConcurrencyError(found)
 
-    @_reachable
+    @reachable
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
         """Return the events with after < seq <= until (None: to the end), in order."""
         after = max(after, 0)
@@ -229,37 +224,37 @@ class RedisEventStore:
         return _stream_events(self._command("XRANGE", game_key(game_id, "events"),
                                             f"{after + 1}-0", end))
 
-    @_reachable
+    @reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
         snap, entries = self._script(LOAD_LUA, _keys(game_id, "events", "snap"))
         return (loads(snap) if snap else None), _stream_events(entries)
 
-    @_reachable
+    @reachable
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
         with self._redis() as client:
             return int(client.xlen(game_key(game_id, "events")))
 
-    @_reachable
+    @reachable
     def idempotency_begin(self, key_name: str, body_hash: str,
                           ttl_pending: int = 30) -> dict[str, Any] | None:
         """Claim the key as pending and return None, or return the record already there."""
         record = self._script(BEGIN_LUA, [key_name], [pending_record(body_hash), ttl_pending])
         return None if record is None else loads(record)
 
-    @_reachable
+    @reachable
     def idempotency_finish(self, key_name: str, record_json: str) -> None:
         """Store the final record of a request that appended nothing."""
         with self._redis() as client:
             client.set(key_name, record_json, ex=self._ttl)
 
-    @_reachable
+    @reachable
     def idempotency_abort(self, key_name: str) -> None:
         """Release a key that is still pending (a final record is kept)."""
         self._script(ABORT_LUA, [key_name])
 
-    @_reachable
+    @reachable
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
         """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout.
 
@@ -284,8 +279,3 @@ class RedisEventStore:
                 return bool(client.ping())
         except (redis.ConnectionError, redis.TimeoutError):
             return False
-
-    @_reachable
-    def incr_window(self, key: str, window_s: int) -> int:
-        """Count one hit on `key` in a window that starts at its first hit; return the count."""
-        return int(self._script(INCR_WINDOW_LUA, [key], [window_s]))

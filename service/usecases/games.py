@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from service import metrics, problems
-from service.cache import Lru, Versioned
+from service.adapters import metrics
+from service.api import problems
 from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
@@ -18,9 +18,9 @@ from service.game.views import own, table, visible_log
 from service.rules.errors import RuleError
 from service.rules.moves import Move
 from service.rules.tiles import TILES, Tile
-from service.store.errors import ConcurrencyError
-from service.store.protocol import EventStore
-from service.tokens import GAME_ID, new_game_id, new_token, token_game, token_hash
+from service.usecases.cache import Lru, Versioned
+from service.usecases.ports import ConcurrencyError, EventStore
+from service.usecases.tokens import GAME_ID, new_game_id, new_token, token_game, token_hash
 
 CACHED_GAMES = 1024
 """Games whose state, meta and shared view a process keeps between requests (LRU)."""
@@ -285,7 +285,7 @@ class Games:
     def _decide(self, game_id: str, state: GameState, seat: int,
                 body: dict[str, Any]) -> list[ev.Event]:
         try:
-            move = Move.parse(body)
+            move = Move.from_dict(body)
             return make_move(state, seat, move, self._shuffle(game_id), self.clock())
         except RuleError as error:
             legal = own(state, seat).get("legal_moves", [])

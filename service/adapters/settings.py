@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from service.store.protocol import IDEMPOTENCY_TTL_S
+from service.usecases.ports import IDEMPOTENCY_TTL_S
 
 
 @dataclass(frozen=True)

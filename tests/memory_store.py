@@ -7,10 +7,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.store.errors import ConcurrencyError, StoreError
-from service.store.protocol import (
+from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
+    ConcurrencyError,
     Event,
+    StoreError,
     check_creation,
     check_numbering,
     dumps,
@@ -120,14 +121,6 @@ class InMemoryEventStore:
     def ping(self) -> bool:
         """Return whether the store can be reached (always, in memory)."""
         return True
-
-    def incr_window(self, key: str, window_s: int) -> int:
-        """Count one hit on `key` in a window that starts at its first hit; return the count."""
-        with self._lock:
-            count = int(self._get(key) or 0) + 1
-            expiry = self._keys[key][1] if count > 1 else time.monotonic() + window_s
-            self._keys[key] = (str(count), expiry)
-            return count
 
     def _game(self, game_id: str) -> _Game:
         return self._games.get(game_id, _Game())

@@ -7,12 +7,27 @@ from typing import Any, Final, Protocol
 
 import orjson
 
-from service.store.errors import StoreError
-
 Event = dict[str, Any]
 """`{seq, type, at, seat, data, hash}`, numbered and hashed by the caller."""
 
 IDEMPOTENCY_TTL_S: Final = 24 * 3600
+
+
+class StoreError(Exception):
+    """Something the event store refused or could not do."""
+
+
+class ConcurrencyError(StoreError):
+    """The game is not at the expected version: another writer appended first."""
+
+    def __init__(self, current_version: int) -> None:
+        super().__init__(f"the game is at version {current_version}")
+        self.current_version = current_version
+
+
+class StoreUnavailable(StoreError):
+    """The store's server cannot be reached (connection refused, timed out)."""
+
 
 
 class EventStore(Protocol):
@@ -54,8 +69,6 @@ class EventStore(Protocol):
     def ping(self) -> bool:
         """Return whether the store can be reached."""
 
-    def incr_window(self, key: str, window_s: int) -> int:
-        """Count one hit on `key` in a window that starts at its first hit; return the count."""
 
 
 def dumps(value: Any) -> str:

@@ -1,8 +1,8 @@
-"""The WSGI entry point for gunicorn: `gunicorn service.wsgi:app`."""
+"""The WSGI entry point for gunicorn: `gunicorn service.entry.wsgi:app`."""
 
 import gc
 
-from service.api import create_app
+from service.api.app import create_app
 
 YOUNG_OBJECTS = 20_000
 """Objects the collector lets pile up before it looks for cycles (CPython's default is 700).

@@ -10,11 +10,12 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from service.config import Settings
-from service.logs import utc_millis
-from service.store.redis_store import RedisEventStore
-from service.turn_queue import RqTurnQueue
-from service.usecases import Games
+from service.adapters.logs import utc_millis
+from service.adapters.rate_counter import RedisRateCounter
+from service.adapters.redis_store import RedisEventStore
+from service.adapters.settings import Settings
+from service.adapters.turn_queue import RqTurnQueue
+from service.usecases.games import Games
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Services:
     store: RedisEventStore
     queue: RqTurnQueue
     games: Games
+    rate_counter: RedisRateCounter
 
 
 def utc_now() -> str:
@@ -65,8 +67,9 @@ def build(settings: Settings) -> Services:
         raise RuntimeError("REDIS_URL is not set: run `spinner serve`, or point it at a Redis")
     if settings.redis_url.startswith(CLUSTER_SCHEME) and not settings.queue_redis_url:
         raise RuntimeError("a cluster store needs QUEUE_REDIS_URL: rq runs on one plain Redis")
-    store = RedisEventStore(connect_store(settings.redis_url),
-                            idempotency_ttl_s=settings.idempotency_ttl_s)
+    client = connect_store(settings.redis_url)
+    store = RedisEventStore(client, idempotency_ttl_s=settings.idempotency_ttl_s)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
-    return Services(settings, store, queue, Games(store, queue, utc_now))
+    return Services(settings, store, queue, Games(store, queue, utc_now),
+                    RedisRateCounter(client))

@@ -11,7 +11,7 @@ from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 
-from service.config import Settings
+from service.adapters.settings import Settings
 
 QUEUE_NAME = "ai-turns"
 DEAD = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)

@@ -1,0 +1,1 @@
+"""The application's use cases, over the ports (`ports.py`) that adapters implement."""
