@@ -17,11 +17,12 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.retry import Retry
 
-from service.adapters.bootstrap import build
+from service.adapters.bootstrap import build, connect_store
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
 from service.entry.redis_server import free_port
 from service.usecases.ports import ConcurrencyError, EventStore, StoreError, StoreUnavailable
+from tests.local_cluster import LocalCluster
 from tests.memory_store import InMemoryEventStore
 
 IDEM = "game:{g1}:idem:0:k1"
@@ -281,6 +282,29 @@ class TestRedisStore(StoreContract):
                 store.version("g1")
             with pytest.raises(StoreUnavailable):
                 store.append("g1", 1, events(2, 2))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """One local Redis Cluster for the module; each test flushes it."""
+    with LocalCluster(tmp_path_factory.mktemp("contract-cluster")) as running:
+        yield running
+
+
+class TestRedisClusterStore(StoreContract):
+    """The same contract over the local Redis Cluster (three masters), as
+    `REDIS_URL=redis+cluster://...` runs the store."""
+
+    @pytest.fixture
+    def store(self, cluster: LocalCluster) -> Iterator[RedisEventStore]:
+        """A store over a cluster client, every master flushed first."""
+        for index in range(len(cluster.ports)):
+            with cluster.node_client(index) as node:
+                node.flushall()
+        client = connect_store(cluster.url)
+        yield RedisEventStore(client)
+        client.disconnect_connection_pools()  # close() leaves the nodes' pools connected
+        client.close()
 
 
 class TestRedisStoreOverResp3Decoded(StoreContract):
