@@ -27,8 +27,8 @@ from typing import Any
 
 from bench.ai_latency import measure, quiet_logs
 from service.rules.moves import Move
+from tests.harness.arena import Player, play_ai_match
 from workers.ai import choose_move
-from workers.ai.arena import Player, play_match
 from workers.ai.seat_view import SeatView
 
 Board = tuple[int, int]
@@ -76,7 +76,7 @@ def play_deal(pairing: Pairing, budget_s: float, seed: int) -> list[Result]:
         players = [player(pairing.villain, budget_s)] * pairing.seats
         players[hero_seat] = player(pairing.hero, budget_s)
         rng = random.Random(f"{seed}:{hero_seat}")
-        state, _ = play_match(players, rules, seed, rng)
+        state, _ = play_ai_match(players, rules, seed, rng)
         for score in state.scores:
             pts = score["points"]
             others = (sum(pts) - pts[hero_seat]) / (pairing.seats - 1)

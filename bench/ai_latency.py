@@ -1,5 +1,8 @@
 """Time from a human move's answer to the AI's reply in the log, through the real API,
-queue and worker (greedy AI seats; Redis with AOF and fsync on every write)."""
+queue and worker (greedy AI seats; Redis with AOF and fsync on every write).
+
+    python -m bench.ai_latency       # one JSON object
+"""
 
 from __future__ import annotations
 
@@ -14,14 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import ROOT
 from bench.api import auth
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
 from service.entry import processes
 from service.entry.redis_server import RedisServer
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _reply_times(client, store, seats: int, moves: int, rng: random.Random) -> list[float]:

@@ -1,7 +1,7 @@
 """Does a move cost the same in hand 10 as in hand 1? Whole games through the real app and Redis.
 
-    .venv/bin/python bench/api.py              # 4 ten-hand games; the last line is one JSON object
-    .venv/bin/python bench/api.py --games 8 --lanes 4 --seed 3
+    python -m bench.api              # 4 ten-hand games; the last line is one JSON object
+    python -m bench.api --games 8 --lanes 4 --seed 3
 
 It starts a redis-server of its own (AOF, appendfsync always, as `spinner serve` runs it) in a
 temporary directory, builds the app as production does (`create_app(services=build(...))`)
@@ -24,33 +24,24 @@ hands, and a change of load hits every hand alike rather than the later ones.
 
 from __future__ import annotations
 
-import sys
+import argparse
+import itertools
+import json
+import logging
+import random
+import statistics
+import tempfile
+import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-# Run as `python bench/api.py`, this file's folder comes first on sys.path, where bench/http.py
-# would shadow the standard library's `http` package: put the repository root there instead.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
-if str(_BENCH.parent) not in sys.path:
-    sys.path.insert(0, str(_BENCH.parent))
-
-import argparse  # noqa: E402
-import itertools  # noqa: E402
-import json  # noqa: E402
-import logging  # noqa: E402
-import random  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
-from typing import Any  # noqa: E402
-
-from service.adapters import logs  # noqa: E402
-from service.adapters.bootstrap import build  # noqa: E402
-from service.adapters.settings import Settings  # noqa: E402
-from service.api.app import create_app  # noqa: E402
-from service.entry.redis_server import RedisServer  # noqa: E402
-from service.game.state import replay  # noqa: E402
+from service.adapters import logs
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.api.app import create_app
+from service.entry.redis_server import RedisServer
+from service.game.state import replay
 
 HANDS = 10
 MAX_MOVES_PER_GAME = 5000  # a ten-hand two-player game takes a few hundred

@@ -26,11 +26,11 @@ from typing import Any
 import dominoes  # type: ignore[import-untyped]  # bench-only, untyped
 
 from service.game import events as ev
-from service.game.selfplay import Checker, play_match, sweep
 from service.game.state import GameState
 from service.rules.hand import Hand
 from service.rules.moves import Move
 from service.rules.turns import legal_moves
+from tests.harness.selfplay import Checker, play_random_match, sweep
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
 SEATS = (2, 4, 8)
@@ -49,7 +49,7 @@ def self_play(seats: int, games: int, seed: int) -> Counter[str]:
     tally: Counter[str] = Counter()
     for game in range(games):
         rules = {"hands": 10, "opening": ("draw", "next_lower")[game % 2]}
-        play_match(seats, rules, random.Random(seed + game), tally)
+        play_random_match(seats, rules, random.Random(seed + game), tally)
     return tally
 
 
@@ -77,8 +77,8 @@ def sample_positions(games: int) -> list[tuple[Hand, int]]:
     """Return the positions of `games` random matches, 2 to 8 seats."""
     sampler = Sampler()
     for game in range(games):
-        play_match(2 + game % 7, {"hands": 10, "opening": "draw"}, random.Random(game),
-                   Counter(), sampler)
+        play_random_match(2 + game % 7, {"hands": 10, "opening": "draw"},
+                          random.Random(game), Counter(), sampler)
     return sampler.positions
 
 

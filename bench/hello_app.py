@@ -1,4 +1,4 @@
-"""The ceiling for bench/http.py: a Flask hello-world served by the same gunicorn command line.
+"""The ceiling for bench.load: a Flask hello-world served by the same gunicorn command line.
 
 `gunicorn bench.hello_app:app` answers `GET /` with a small JSON body, doing no I/O, so its
 requests per second are what the HTTP stack alone allows on this machine.

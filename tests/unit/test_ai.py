@@ -17,8 +17,8 @@ from service.rules.moves import DRAW, Move
 from service.rules.tiles import TILES, parse_tile
 from service.rules.turns import check_move
 from service.usecases.games import deck_source
+from tests.harness.selfplay import AT
 from workers.ai import STRATEGIES, choose_move, expert, greedy
-from workers.ai.arena import AT
 from workers.ai.sampler import deal_hidden
 from workers.ai.seat_view import SeatView, dealt_none_of, seat_view
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pytest
 
 from service.game import events as ev
-from service.game.selfplay import Checker, play_match, sweep
 from service.rules.opening import OPENING_RULES
+from tests.harness.selfplay import Checker, play_random_match, sweep
 
 GAMES = 1_000
 HANDS = 10
@@ -92,16 +92,16 @@ def test_R26_replaying_each_hand_and_each_match_reproduces_the_state(verdict: Ve
 @pytest.mark.parametrize("seats", [2, 5, 8])
 def test_R26_sealed_and_unsealed_play_of_one_seed_agree(seats: int) -> None:
     rules = {"hands": HANDS, "opening": "next_lower"}
-    sealed_state, sealed_log = play_match(seats, rules, random.Random(seats), Counter(),
-                                          sealed=True)
-    state, log = play_match(seats, rules, random.Random(seats), Counter())
+    sealed_state, sealed_log = play_random_match(seats, rules, random.Random(seats),
+                                                 Counter(), sealed=True)
+    state, log = play_random_match(seats, rules, random.Random(seats), Counter())
     assert ev.first_broken_link(sealed_log) is None
     assert [{k: e[k] for k in ("type", "seat", "data")} for e in sealed_log] == log
     assert sealed_state.to_dict() == state.to_dict() | {"last_hash": sealed_log[-1]["hash"]}
 
 
 def test_R26_a_cloned_hand_equals_its_original_and_plays_on_alone() -> None:
-    state, _ = play_match(3, {"hands": 1, "opening": "draw"}, random.Random(3), Counter())
+    state, _ = play_random_match(3, {"hands": 1, "opening": "draw"}, random.Random(3), Counter())
     hand = state.hand
     assert hand is not None
     before = hand.to_dict()

@@ -1,4 +1,4 @@
-"""Self-play through the real commands: each seat's player sees only its own view."""
+"""Matches between AI players through the real commands: each sees only its own seat's view."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.moves import Move
 from service.usecases.games import deck_source
+from tests.harness.selfplay import AT
 from workers.ai.seat_view import SeatView, seat_view
 
-AT = "2024-01-01T00:00:00Z"
 Player = Callable[[SeatView, random.Random], Move]
+"""An AI player: its move from its seat's view, drawing on the match's `rng`."""
 
 
-def play_match(players: Sequence[Player], rules: dict[str, Any], seed: object,
-               rng: random.Random) -> tuple[GameState, list[ev.Event]]:
+def play_ai_match(players: Sequence[Player], rules: dict[str, Any], seed: object,
+                  rng: random.Random) -> tuple[GameState, list[ev.Event]]:
     """Play a match, asking each seat's player for its moves; return the state and the log."""
     shuffle = deck_source(seed)
     seats = [{"name": f"AI{s}", "kind": "ai"} for s in range(len(players))]

@@ -1,8 +1,8 @@
 """Self-play: random matches through the real commands, and the invariants they must keep.
 
-Pure like the rest of the core: the caller passes the randomness in, as a `random.Random`.
+Pure like the core it drives: the caller passes the randomness in, as a `random.Random`.
 The bench (`bench/engine.py`) and the self-play tests (`tests/unit/test_selfplay.py`) share
-`play_match`, `sweep` and `Checker`.
+`play_random_match`, `sweep` and `Checker`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from service.rules.turns import check_move, legal_moves, target_ends
 T = TypeVar("T")
 
 AT: Final = "2000-01-01T00:00:00Z"
-"""The time self-play stamps on sealed events; unsealed ones carry none."""
+"""The time the harnesses stamp on sealed events; unsealed ones carry none."""
 
 MAX_ACTIONS_PER_HAND: Final = 2000
 """Far above any real hand (at most 66 plays, 66 draws and a round of passes after each)."""
@@ -85,9 +85,9 @@ class Watcher(Protocol):
         """See the finished match and its whole log."""
 
 
-def play_match(seats: int, rules: dict[str, Any], rng: Rng, tally: Counter[str],
-               checker: Watcher | None = None, *, sealed: bool = False,
-               ) -> tuple[GameState, list[ev.Event]]:
+def play_random_match(seats: int, rules: dict[str, Any], rng: Rng, tally: Counter[str],
+                      checker: Watcher | None = None, *, sealed: bool = False,
+                      ) -> tuple[GameState, list[ev.Event]]:
     """Play one match of random legal moves; count its events by type into `tally`."""
     shuffle = shuffler(rng)
     state, log = create_game(players(seats), rules, shuffle, AT, sealed=sealed)
@@ -118,7 +118,7 @@ def sweep(games: int, rng_for: Callable[[int], Rng], checker: Watcher | None = N
     for game in range(games):
         seats, rules = match_rules(game, hands)
         before = tally[ev.HAND_ENDED]
-        play_match(seats, rules, rng_for(game), tally, checker, sealed=sealed)
+        play_random_match(seats, rules, rng_for(game), tally, checker, sealed=sealed)
         tally[f"hands_{seats}_seats"] += tally[ev.HAND_ENDED] - before
         tally[f"hands_{rules['opening']}"] += tally[ev.HAND_ENDED] - before
     return tally

@@ -1,0 +1,91 @@
+"""The load bench's command line: `python -m bench.load [--quick] [--profile] [...]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import ROOT, load
+from bench.load.clients import split
+from bench.load.phases import measure_games, measure_hello, verify_exports
+from bench.load.profiling import report_profile
+from bench.load.report import figures, print_summary
+from bench.load.servers import gunicorn_command
+from service.entry.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Read the command line; --quick swaps in smaller defaults."""
+    parser = argparse.ArgumentParser(prog="python -m bench.load",
+                                     description=(load.__doc__ or "").split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller run (about 2 minutes)")
+    parser.add_argument("--clients", type=int, help="concurrent clients (default 64; quick 32)")
+    parser.add_argument("--games", type=int, help="games to play (default 200; quick 48)")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--hands", type=int, default=1, help="hands a match (1 keeps it short)")
+    parser.add_argument("--client-procs", type=int, default=2, help="client processes")
+    parser.add_argument("--workers", type=int, default=default_api_workers(),
+                        help="gunicorn workers (default: as `spinner serve`, 2 a core)")
+    parser.add_argument("--worker-connections", type=int, default=API_CONNECTIONS,
+                        help="connections a gevent worker serves (default: as `spinner serve`)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads a worker, for a try of --worker-class gthread")
+    parser.add_argument("--worker-class", default=API_WORKER_CLASS,
+                        help="gunicorn worker class (default: as `spinner serve`)")
+    parser.add_argument("--hello-seconds", type=float, help="ceiling run (default 15; quick 6)")
+    parser.add_argument("--max-seconds", type=float, help="bound on the game phase "
+                                                          "(default 600; quick 90)")
+    parser.add_argument("--no-aof", action="store_true", help="run Redis without AOF")
+    parser.add_argument("--rate-limits", action="store_true",
+                        help="keep the rate limits on (set too high to trip), to measure them")
+    parser.add_argument("--profile", action="store_true", help="sample the workers (py-spy)")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    args.clients = args.clients or (32 if quick else 64)
+    args.games = args.games or (48 if quick else 200)
+    args.hello_seconds = args.hello_seconds or (6.0 if quick else 15.0)
+    args.max_seconds = args.max_seconds or (90.0 if quick else 600.0)
+    args.client_procs = max(1, min(args.client_procs, args.clients))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the ceiling, the game load, the ceiling again; print figures and one JSON line.
+
+    The ceiling is measured before and after the load and averaged, so that a machine whose
+    load changes during the run (other jobs on its two cores) skews the ratio less.
+    """
+    args = parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="spinner-bench-"))
+    exports = work / "exports"
+    exports.mkdir()
+    (work / "metrics").mkdir()  # the workers' shared metrics files, as `spinner serve` has them
+    limit = str(10**9) if args.rate_limits else "0"  # 0: off; 64 clients share one address
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROMETHEUS_MULTIPROC_DIR":
+           str(work / "metrics"), "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit}
+    layout = split(args.clients, args.client_procs)
+    print(f"gunicorn: {' '.join(gunicorn_command('APP', 0, args)[3:])}")
+    print(f"clients: {args.clients} threads in {len(layout)} processes; "
+          f"{args.games} games of {args.players} players, {args.hands} hand(s); "
+          f"redis {'without AOF' if args.no_aof else 'AOF, fsync always'}; "
+          f"rate limits {'on' if args.rate_limits else 'off'}")
+    try:
+        before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
+        game = measure_games(env, args, layout, work, exports)
+        after = measure_hello(env, args, layout, work / "gunicorn-hello.log")
+        verified = verify_exports(exports)
+        if args.profile:
+            report_profile(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    summary = figures(game, (before, after), verified, args.games)
+    print_summary(summary, game, (before, after))
+    return 0 if summary["errors"] == 0 and verified == args.games else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

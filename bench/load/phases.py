@@ -1,0 +1,87 @@
+"""The load bench's measured phases: the hello-world ceiling, the game load, and the audit of
+the games it played (`spinner verify`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from pathlib import Path
+
+from bench.load.clients import hammer_hello, merged, play_games, run_clients
+from bench.load.profiling import start_profilers
+from bench.load.report import Phase, percentile
+from bench.load.servers import cpu_seconds, gunicorn, worker_pids
+from service.entry.cli import main as spinner
+from service.entry.redis_server import RedisServer
+
+
+def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+                  log: Path) -> Phase:
+    """The ceiling: the same clients GET the hello-world's / for --hello-seconds."""
+    with gunicorn("bench.hello_app:app", env, args, log) as (port, master):
+        cap = int(args.hello_seconds * 20000)  # requests a thread: a bound never reached
+        servers = [master, *worker_pids(master)]
+        cpu = cpu_seconds(servers)
+        tallies, seconds, _ = run_clients(hammer_hello, [
+            lambda start, n=n: (port, n, start, args.hello_seconds, cap) for n in layout])
+        phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu)
+    print(f"ceiling: {phase.tally.requests} hello-world requests in {seconds:.1f} s = "
+          f"{phase.per_s:.0f} req/s, p50 {percentile(phase.tally.get_ms, .5):.2f} ms, "
+          f"p99 {percentile(phase.tally.get_ms, .99):.2f} ms, errors {phase.tally.errors}; "
+          f"cpu a request: gunicorn {phase.cpu_ms(phase.server_cpu_s):.2f} ms, "
+          f"clients {phase.cpu_ms(phase.tally.cpu_s):.2f} ms")
+    return phase
+
+
+def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+                  work: Path, exports: Path) -> Phase:
+    """The load: a real redis-server and the service under gunicorn; games played to the end."""
+    redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
+    try:
+        game_env = {**env, "REDIS_URL": redis.url}
+        with gunicorn("service.entry.wsgi:app", game_env, args,
+                      work / "gunicorn-api.log") as (port, master):
+            job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
+            spies = start_profilers(master, min(args.max_seconds, 30), work) \
+                if args.profile else []
+            servers, redis_pids = [master, *worker_pids(master)], [redis.pid or 0]
+            cpu = cpu_seconds(servers), cpu_seconds(redis_pids)
+            tallies, seconds, began = run_clients(play_games, [
+                lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
+                                         job, start, args.max_seconds)
+                for i, n in enumerate(layout)])
+            phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu[0],
+                          cpu_seconds(redis_pids) - cpu[1], began)
+            for spy in spies:
+                spy.wait(60)
+    finally:
+        redis.stop()
+    load = phase.tally
+    print(f"games: {len(load.finished)}/{args.games} finished, {load.moves} moves, "
+          f"{load.requests} requests in {seconds:.1f} s = {load.moves / seconds:.0f} moves/s, "
+          f"{phase.per_s:.0f} req/s; cpu a request: gunicorn "
+          f"{phase.cpu_ms(phase.server_cpu_s):.2f} ms, redis-server "
+          f"{phase.cpu_ms(phase.redis_cpu_s):.2f} ms, clients {phase.cpu_ms(load.cpu_s):.2f} ms")
+    print(f"while every client was busy (first {phase.busy_seconds:.1f} s): "
+          f"{phase.busy_per_s(load.moves_at):.0f} moves/s, {phase.busy_per_s(load.done_at):.0f} "
+          f"req/s")
+    print(f"latency: move p50 {percentile(load.move_ms, .5):.2f} ms, "
+          f"p99 {percentile(load.move_ms, .99):.2f} ms; state GET "
+          f"p50 {percentile(load.get_ms, .5):.2f} ms, p99 {percentile(load.get_ms, .99):.2f} ms")
+    return phase
+
+
+def verify_exports(exports: Path) -> int:
+    """Run `spinner verify` (service.entry.cli.main) on every export; return how many pass."""
+    passed = 0
+    for path in sorted(exports.glob("*.json")):
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            code = spinner(["verify", str(path)])
+        if code == 0:
+            passed += 1
+        else:
+            print(f"verify failed: {err.getvalue().strip()}")
+    return passed
+
