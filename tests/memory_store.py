@@ -25,6 +25,7 @@ class _Game:
     events: list[str] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     snapshot: str | None = None
+    append_ids: dict[int, str] = field(default_factory=dict)  # first seq -> its append's id
 
 
 class InMemoryEventStore:
@@ -53,15 +54,21 @@ class InMemoryEventStore:
 
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+               idempotency: tuple[str, str] | None = None,
+               append_id: str | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record;
+        a retry that finds this `append_id` at expected_version + 1 returns normally."""
         check_numbering(expected_version, events)
         with self._appended:
             game = self._games.get(game_id)
             if game is None:
                 raise StoreError(f"there is no game {game_id!r}")
             if len(game.events) != expected_version:
+                if append_id and game.append_ids.get(expected_version + 1) == append_id:
+                    return  # this very append landed; its snapshot and record with it
                 raise ConcurrencyError(len(game.events))
+            if append_id and events:
+                game.append_ids[expected_version + 1] = append_id
             game.events.extend(dumps(e) for e in events)
             if snapshot is not None:
                 game.snapshot = dumps(snapshot)

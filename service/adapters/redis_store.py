@@ -40,11 +40,29 @@ return 1
 """
 
 # KEYS: events, snap[, idem]. ARGV: expected version, snapshot json or '', idem record, idem
-# ttl, then id/json pairs. Returns the version found; it appended iff that is the expected one.
+# ttl, append id or '', then id/json pairs. Returns the version found; it appended iff that is
+# the expected one. The append id is a second field, 'a', of the first entry appended; a log
+# past the expected version whose entry there carries this append id holds this very append
+# (its reply was lost, the client sent it again): the expected version is returned and
+# nothing is written again.
 APPEND_LUA: Final = """
 local n = redis.call('XLEN', KEYS[1])
-if n == 0 or n ~= tonumber(ARGV[1]) then return n end
-for i = 5, #ARGV, 2 do redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1]) end
+local expected = tonumber(ARGV[1])
+if n == 0 then return 0 end
+if n ~= expected then
+  if n < expected or ARGV[5] == '' then return n end
+  local at = (expected + 1) .. '-0'
+  local entry = redis.call('XRANGE', KEYS[1], at, at)[1]
+  if entry[2][3] == 'a' and entry[2][4] == ARGV[5] then return expected end
+  return n
+end
+for i = 6, #ARGV, 2 do
+  if i == 6 and ARGV[5] ~= '' then
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[5])
+  else
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
+  end
+end
 if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
 if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4]) end
 return n
@@ -110,10 +128,17 @@ def _text(value: bytes | str) -> str:
 
 
 def _stream_events(entries: list[Any]) -> list[Event]:
-    """The events of XRANGE entries: raw (`[id, [field, value]]`) or as a cluster client's
-    callback leaves them (`(id, {field: value})`)."""
-    return [loads(value) for _, fields in entries
-            for value in (fields.values() if isinstance(fields, dict) else fields[1::2])]
+    """The events of XRANGE entries: raw (`[id, [field, value, ...]]`) or as a cluster
+    client's callback leaves them (`(id, {field: value})`)."""
+    return [loads(_event_field(fields)) for _, fields in entries]
+
+
+def _event_field(fields: list[Any] | dict[Any, Any]) -> Any:
+    """The value of an entry's field 'e', its event: the scripts write it first, and an
+    append id ('a') may follow it."""
+    if isinstance(fields, dict):
+        return fields.get(b"e") or fields["e"]
+    return fields[1]
 
 
 def _round_trip(connection: redis.connection.AbstractConnection, args: tuple[Any, ...]) -> Any:
@@ -200,14 +225,17 @@ class RedisEventStore:
     @reachable
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+               idempotency: tuple[str, str] | None = None,
+               append_id: str | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record;
+        a retry that finds this `append_id` at expected_version + 1 returns normally."""
         check_numbering(expected_version, events)
         keys = _keys(game_id, "events", "snap")
         keys += [idempotency[0]] if idempotency else []
         record = idempotency[1] if idempotency else ""
         snap = "" if snapshot is None else dumps(snapshot)
-        args: list[str | int] = [expected_version, snap, record, self._ttl, *_entries(events)]
+        args: list[str | int] = [expected_version, snap, record, self._ttl, append_id or "",
+                                 *_entries(events)]
         found = self._script(APPEND_LUA, keys, args)
         if found == 0:
             raise StoreError(f"there is no game {game_id!r}")

@@ -41,8 +41,14 @@ class EventStore(Protocol):
 
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record."""
+               idempotency: tuple[str, str] | None = None,
+               append_id: str | None = None) -> None:
+        """Atomically append events at `expected_version`, with an optional snapshot and record.
+
+        `append_id`, made afresh for each append the caller attempts, is kept with the events:
+        a retry of an append that landed though its reply was lost finds it at
+        expected_version + 1 and returns normally, without writing anything again. Otherwise
+        a log past `expected_version` raises ConcurrencyError."""
 
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
         """Return the events with after < seq <= until (None: to the end), in order."""

@@ -113,14 +113,17 @@ class StoreContract:
         assert not isinstance(raised.value, ConcurrencyError)
         assert store.version("g1") == 3
 
-    def test_of_racing_appends_exactly_one_lands(self, store: EventStore) -> None:
+    @pytest.mark.parametrize("with_ids", [False, True])
+    def test_of_racing_appends_exactly_one_lands(self, store: EventStore,
+                                                 with_ids: bool) -> None:
         store.create("g1", events(1, 2), {})
         start = threading.Barrier(16)
 
         def race(runner: int) -> int | None:
             start.wait()
             try:
-                store.append("g1", 2, [event(3, runner=runner)])
+                store.append("g1", 2, [event(3, runner=runner)],
+                             append_id=f"id{runner}" if with_ids else None)
             except ConcurrencyError as lost:
                 return lost.current_version
             return None
@@ -175,6 +178,56 @@ class StoreContract:
         store.append("g1", 2, events(3, 3), idempotency=(IDEM, json.dumps(done)))
         assert store.idempotency_begin(IDEM, "h1") == done
 
+    @pytest.mark.parametrize("appends_after", [0, 2])
+    def test_a_retried_append_that_landed_returns_and_writes_nothing_again(
+            self, store: EventStore, appends_after: int) -> None:
+        """Its reply was lost and the client sent it again, maybe after other appends."""
+        store.create("g1", events(1, 2), {})
+        store.idempotency_begin(IDEM, "h1")
+        done = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
+        ours = {"snapshot": {"version": 3, "state": {"turn": 1}}, "idempotency": (IDEM, done),
+                "append_id": "ours"}
+        store.append("g1", 2, events(3, 4), **ours)
+        for version in range(4, 4 + appends_after):
+            store.append("g1", version, events(version + 1, version + 1), append_id=f"x{version}",
+                         snapshot={"version": version + 1, "state": {"turn": 2}})
+        kept = {"state": "done", "body_hash": "h1", "problem": {"status": 409}}
+        store.idempotency_finish(IDEM, json.dumps(kept))  # changed since: must stay so
+        before = store.load("g1")
+        store.append("g1", 2, events(3, 4), **ours)  # the retry: no ConcurrencyError
+        assert store.read("g1") == events(1, 4 + appends_after)
+        assert store.load("g1") == before
+        assert store.idempotency_begin(IDEM, "h1") == kept
+
+    def test_an_append_id_that_is_not_ours_still_raises(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        store.append("g1", 2, [event(3, writer="theirs")], append_id="theirs")
+        store.append("g1", 3, events(4, 4))  # without an append id, as before
+        for expected in (2, 3):  # entries with another id, and with none
+            with pytest.raises(ConcurrencyError) as raised:
+                store.append("g1", expected, events(expected + 1, expected + 1),
+                             append_id="ours")
+            assert raised.value.current_version == 4
+        with pytest.raises(ConcurrencyError) as raised:
+            store.append("g1", 1, events(2, 2), append_id="ours")  # an entry of create
+        assert raised.value.current_version == 4
+        with pytest.raises(ConcurrencyError) as raised:  # ahead of the log
+            store.append("g1", 6, events(7, 7), append_id="theirs")
+        assert raised.value.current_version == 4
+        assert store.read("g1")[2]["data"] == {"n": 3, "writer": "theirs"}
+        assert store.version("g1") == 4
+
+    def test_events_read_alike_with_and_without_append_ids(self, store: EventStore) -> None:
+        store.create("g1", events(1, 2), {})
+        store.append("g1", 2, events(3, 5), append_id="a1")
+        store.append("g1", 5, events(6, 6))
+        store.append("g1", 6, events(7, 8), append_id="a2",
+                     snapshot={"version": 7, "state": {}})
+        assert store.read("g1") == events(1, 8)
+        assert store.read("g1", 2, 4) == events(3, 4)
+        assert store.load("g1") == ({"version": 7, "state": {}}, events(8, 8))
+        assert store.wait_for_events("g1", 5, 5000) == events(6, 8)
+
     def test_wait_for_events_returns_events_already_there(self, store: EventStore) -> None:
         store.create("g1", events(1, 2), {})
         assert seqs(store.wait_for_events("g1", 0, 5000)) == [1, 2]
@@ -216,6 +269,25 @@ class TestRedisStore(StoreContract):
         assert redis_client.type("game:{g1}:events") == b"stream"
         assert [entry_id for entry_id, _ in redis_client.xrange("game:{g1}:events")] == [
             b"1-0", b"2-0"]
+
+    def test_the_append_id_is_a_field_of_the_first_entry_appended(
+            self, store: RedisEventStore, redis_client: redis.Redis) -> None:
+        store.create("g1", events(1, 1), {})
+        store.append("g1", 1, events(2, 3), append_id="a1")
+        fields = [list(entry) for _, entry in redis_client.xrange("game:{g1}:events")]
+        assert fields == [[b"e"], [b"e", b"a"], [b"e"]]
+        assert redis_client.xrange("game:{g1}:events", "2-0", "2-0")[0][1][b"a"] == b"a1"
+
+    def test_a_log_written_before_append_ids_reads_and_grows(
+            self, store: RedisEventStore, redis_client: redis.Redis) -> None:
+        for old in events(1, 3):  # entries with the event field 'e' only
+            redis_client.xadd("game:{g1}:events", {"e": json.dumps(old)}, id=f"{old['seq']}-0")
+        assert store.read("g1") == events(1, 3) and store.load("g1") == (None, events(1, 3))
+        with pytest.raises(ConcurrencyError):
+            store.append("g1", 2, events(3, 3), append_id="a1")
+        store.append("g1", 3, events(4, 4), append_id="a1")
+        store.append("g1", 3, events(4, 4), append_id="a1")
+        assert store.read("g1") == events(1, 4)
 
     def test_wait_for_events_blocks_across_several_slices(self, store: RedisEventStore) -> None:
         store.create("g1", events(1, 1), {})
