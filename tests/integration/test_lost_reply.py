@@ -1,0 +1,98 @@
+"""An append whose reply was lost (issue 16, point 2), on a real redis-server.
+
+The fault is injected at its exact point: the first EVALSHA of the append script is sent and
+run by Redis, then its reply is left unread and the connection fails, as when the server dies
+right after running it. redis-py's retry policy (the one bootstrap gives the store) sends the
+script again on a new connection, which finds the log one append ahead.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from service.adapters import redis_store
+from service.adapters.bootstrap import connect_store
+from service.adapters.redis_store import APPEND_LUA, RedisEventStore
+from service.usecases.ports import ConcurrencyError
+from tests.integration.test_store_contract import IDEM, events, seqs
+from tests.workers import wait_until
+
+APPEND_SHA = redis_store._sha1(APPEND_LUA)
+DONE = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
+
+
+def calls(client: redis.Redis, command: str) -> int:
+    """Return how many times the server ran `command` since its stats were reset."""
+    stats: dict[str, Any] = client.info("commandstats")
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+@pytest.fixture
+def store(redis_url: str, redis_client: redis.Redis) -> Iterator[RedisEventStore]:
+    """A store over a client made as bootstrap makes it, the append script already loaded
+    (so its first EVALSHA runs rather than answering NOSCRIPT)."""
+    redis_client.script_load(APPEND_LUA)
+    with connect_store(redis_url) as client:
+        yield RedisEventStore(client)
+
+
+def lose_the_next_append_reply(monkeypatch: pytest.MonkeyPatch,
+                               watcher: redis.Redis) -> list[tuple[Any, ...]]:
+    """From now on, the first append script's reply goes lost once the server has run it;
+    return the list of the append scripts sent from now on, which fills as they are."""
+    sent: list[tuple[Any, ...]] = []
+    round_trip = redis_store._round_trip
+
+    def lossy(connection: redis.connection.AbstractConnection, args: tuple[Any, ...]) -> Any:
+        if args[:2] != ("EVALSHA", APPEND_SHA):
+            return round_trip(connection, args)
+        sent.append(args)
+        if len(sent) > 1:
+            return round_trip(connection, args)
+        ran = calls(watcher, "evalsha") + 1
+        connection.send_command(*args)
+        assert wait_until(lambda: calls(watcher, "evalsha") == ran, 5.0)
+        raise redis.ConnectionError("the server went away before its reply")
+
+    monkeypatch.setattr(redis_store, "_round_trip", lossy)
+    return sent
+
+
+def test_a_retried_append_finds_its_own_append_and_returns(
+        store: RedisEventStore, redis_client: redis.Redis,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create("g1", events(1, 2), {})
+    store.idempotency_begin(IDEM, "h1")
+    redis_client.config_resetstat()
+    sent = lose_the_next_append_reply(monkeypatch, redis_client)
+    store.append("g1", 2, events(3, 4), snapshot={"version": 3, "state": {"turn": 1}},
+                 idempotency=(IDEM, DONE), append_id=secrets.token_hex(8))
+    assert len(sent) == 2  # sent, run, its reply lost; sent again
+    assert store.read("g1") == events(1, 4)  # exactly once
+    assert store.load("g1") == ({"version": 3, "state": {"turn": 1}}, events(4, 4))
+    assert json.loads(redis_client.get(IDEM) or "") == json.loads(DONE)
+    assert calls(redis_client, "xadd") == 2 and calls(redis_client, "set") == 2  # first run
+
+
+def test_a_retried_append_finds_another_writers_append_and_raises(
+        store: RedisEventStore, redis_client: redis.Redis, redis_url: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create("g1", events(1, 2), {})
+    store.idempotency_begin(IDEM, "h1")
+    with connect_store(redis_url) as other_client:
+        RedisEventStore(other_client).append("g1", 2, events(3, 3),
+                                             append_id=secrets.token_hex(8))
+    sent = lose_the_next_append_reply(monkeypatch, redis_client)
+    with pytest.raises(ConcurrencyError) as raised:
+        store.append("g1", 2, events(3, 3), idempotency=(IDEM, DONE),
+                     append_id=secrets.token_hex(8))
+    assert raised.value.current_version == 3
+    assert len(sent) == 2
+    assert seqs(store.read("g1")) == [1, 2, 3]
+    assert json.loads(redis_client.get(IDEM) or "") == {"state": "pending", "body_hash": "h1"}
