@@ -11,6 +11,7 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.adapters.logs import utc_millis
+from service.adapters.metrics import PrometheusMeter
 from service.adapters.rate_counter import RedisRateCounter
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
@@ -71,5 +72,5 @@ def build(settings: Settings) -> Services:
     store = RedisEventStore(client, idempotency_ttl_s=settings.idempotency_ttl_s)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
-    return Services(settings, store, queue, Games(store, queue, utc_now),
+    return Services(settings, store, queue, Games(store, queue, utc_now, PrometheusMeter()),
                     RedisRateCounter(client))

@@ -1,4 +1,5 @@
-"""Prometheus metrics of the service, kept apart from Flask so the use cases can count too.
+"""Prometheus metrics of the service, kept apart from Flask; the use cases count through
+`PrometheusMeter`, their `Meter` port.
 
 Under gunicorn each worker process counts on its own: set PROMETHEUS_MULTIPROC_DIR to an
 empty directory that all of them (and any rq worker to be counted) can write, before they
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
 import redis
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, multiprocess
@@ -30,6 +32,19 @@ APPEND_CONFLICTS = Counter("spinner_append_conflicts",
 REPLAY_SECONDS = Histogram("spinner_replay_seconds",
                            "Time to load a game and replay it from its latest snapshot",
                            buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+
+
+class PrometheusMeter:
+    """The use cases' meter: loads into `spinner_replay_seconds`, lost races into
+    `spinner_append_conflicts`."""
+
+    def replay_timer(self) -> AbstractContextManager[object]:
+        """Return a context that observes its duration in REPLAY_SECONDS."""
+        return REPLAY_SECONDS.time()
+
+    def append_conflict(self) -> None:
+        """Count one lost append race in APPEND_CONFLICTS."""
+        APPEND_CONFLICTS.inc()
 
 
 class QueueCollector(Collector):

@@ -11,17 +11,41 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from service.api import problems
 from service.api.schemas import ProblemOut
+from service.usecases import errors as refusals
 from service.usecases.ports import StoreUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 _problem_out = ProblemOut()
 log = logging.getLogger("spinner.api")
 
+ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
+    refusals.NoSuchGame: problems.NotFound,
+    refusals.NoSuchVersion: problems.NotFound,
+    refusals.TokenMissing: problems.Unauthorized,
+    refusals.BadToken: problems.Unauthorized,
+    refusals.OtherGamesToken: problems.Forbidden,
+    refusals.VersionMismatch: problems.PreconditionFailed,
+    refusals.RaceLost: problems.RaceLost,
+    refusals.NotFinished: problems.Conflict,
+    refusals.KeyReused: problems.IdempotencyMismatch,
+    refusals.KeyPending: problems.Conflict,
+    refusals.InvalidRequest: problems.BadRequest,
+    refusals.MalformedMove: problems.BadRequest,
+    refusals.OutOfTurn: problems.Conflict,
+    refusals.IllegalMove: problems.Unprocessable,
+}
+"""The one place where each refusal of the use cases gets its status and problem type."""
+
 
 def problem_response(problem: problems.Problem, headers: dict[str, str] | None = None) -> Response:
     """Return the problem+json answer for `problem`."""
     body = json.dumps(_problem_out.dump(problem.body()))
     return Response(body, problem.status, headers=headers, mimetype=PROBLEM_JSON)
+
+
+def problem_for(refusal: refusals.Refusal) -> problems.Problem:
+    """Return the problem that answers a use case's refusal, naming the facts it names."""
+    return ANSWERS[type(refusal)](refusal.detail, **refusal.extra)
 
 
 def field_errors(messages: Any, prefix: str = "") -> list[dict[str, str]]:
@@ -44,6 +68,7 @@ def _path(prefix: str, key: Any) -> str:
 def register(app: Flask) -> None:
     """Install the error handlers on the app."""
     app.register_error_handler(problems.Problem, _on_problem)
+    app.register_error_handler(refusals.Refusal, _on_refusal)
     app.register_error_handler(StoreUnavailable, _on_store_down)
     app.register_error_handler(HTTPException, _on_http)
     app.register_error_handler(Exception, _on_crash)
@@ -56,6 +81,10 @@ def _on_problem(problem: problems.Problem) -> Response:
     if problem.status == 401:
         headers["WWW-Authenticate"] = _challenge()
     return problem_response(problem, headers)
+
+
+def _on_refusal(refusal: refusals.Refusal) -> Response:
+    return _on_problem(problem_for(refusal))
 
 
 def _challenge() -> str:

@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, url_for
 
 from service.api import problems, schemas
 from service.api import requests as req
 from service.api.answers import BY_CALLER, JSON, answer, caller_seat, games, to_json
-from service.usecases.cache import Versioned
-from service.usecases.games import CACHED_GAMES
+from service.usecases.errors import InvalidRequest
+from service.usecases.seat_views import View
 
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
 _created_out = schemas.CreatedOut()
-_table_out = schemas.StateOut(exclude=schemas.OWN_FIELDS)  # the same for every seat
+_dump_table = schemas.StateOut(exclude=schemas.OWN_FIELDS).dump  # the same for every seat
 _own_out = schemas.StateOut(only=schemas.OWN_FIELDS)
-_tables: Versioned[dict[str, Any]] = Versioned(CACHED_GAMES)  # each table, dumped once a version
 _events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
 
 
-def state_answer(view: dict[str, Any]) -> Response:
-    """Answer with a state view (StateOut) and its ETag."""
-    version = view["version"]
-    table = _tables.get(view["game_id"], version, lambda: _table_out.dump(view))
-    return Response(to_json({**table, **_own_out.dump(view)}), content_type=JSON,
-                    headers={**BY_CALLER, "ETag": f'"{version}"'})
+def state_answer(view: View) -> Response:
+    """Answer with a state view (StateOut) and its ETag; the table is dumped once a version
+    (kept with it, see `Table.rendered`)."""
+    table = view.table
+    return Response(to_json({**table.rendered(_dump_table), **_own_out.dump(view.own)}),
+                    content_type=JSON, headers={**BY_CALLER, "ETag": f'"{table.version}"'})
 
 
 @bp.post("/games")
@@ -60,7 +57,8 @@ def post_move(game_id: str) -> Response:
     except problems.BadRequest as refused:  # under a key, the key's first answer comes first
         if key is None:
             raise
-        return state_answer(games().refuse_move(game_id, seat, key, req.body_digest(), refused))
+        kept = InvalidRequest(refused.detail, **refused.extra)
+        return state_answer(games().refuse_move(game_id, seat, key, req.body_digest(), kept))
     return state_answer(games().move(game_id, seat, body, if_match, key))
 
 

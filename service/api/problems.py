@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.rules.errors import IllegalMove, MalformedMove, OutOfTurn, RuleError
-
 
 class Problem(Exception):
     """A failure the client is told about; `body()` is its problem+json document."""
@@ -54,13 +52,3 @@ TooManyRequests = _problem(429, "rate-limited", "Too many requests")
 UnknownCoding = _problem(501, "not-implemented", "The transfer coding is not supported")
 Unavailable = _problem(503, "store-unavailable", "The game store cannot be reached")
 
-
-def from_rule_error(error: RuleError, legal_moves: list[dict[str, Any]]) -> Problem:
-    """Map a rule error to its answer: malformed 400, out of turn 409, forbidden 422."""
-    if isinstance(error, MalformedMove):
-        field = {"R2": "tile", "R14": "expose"}.get(error.rule, "action")
-        return BadRequest(error.detail, errors=[{"field": field, "message": error.detail}])
-    if isinstance(error, OutOfTurn):
-        return Conflict(error.detail, rule=error.rule)
-    assert isinstance(error, IllegalMove)
-    return Unprocessable(error.detail, rule=error.rule, legal_moves=legal_moves)

@@ -15,7 +15,7 @@ from werkzeug.exceptions import ClientDisconnected, HTTPException, RequestEntity
 from service.api import problems
 from service.api.errors import field_errors
 from service.usecases.cache import Lru
-from service.usecases.games import body_hash
+from service.usecases.idempotency import body_hash
 
 MAX_IDEMPOTENCY_KEY = 255
 MAX_SEQ = 2**63 - 1

@@ -1,8 +1,9 @@
-"""The event store port: one protocol that every adapter implements, and helpers they share."""
+"""The ports the use cases work through (event store, turn queue, meter), and store helpers."""
 
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, Protocol
 
 import orjson
@@ -74,6 +75,37 @@ class EventStore(Protocol):
 
     def ping(self) -> bool:
         """Return whether the store can be reached."""
+
+
+class TurnQueue(Protocol):
+    """Where AI turns are sent: one job per game version."""
+
+    def enqueue_turn(self, game_id: str, version: int) -> None:
+        """Queue the AI turn due at `version`, unless it is queued already."""
+
+    def heal_turn(self, game_id: str, version: int) -> None:
+        """Queue the AI turn due at `version` again if no live job holds it."""
+
+
+class Meter(Protocol):
+    """What the use cases measure: the time a game takes to load, and lost append races."""
+
+    def replay_timer(self) -> AbstractContextManager[object]:
+        """Return a context that times one load of a game (a cached state or a replay)."""
+
+    def append_conflict(self) -> None:
+        """Count one append that lost a race to another append (ConcurrencyError)."""
+
+
+class NoMeter:
+    """A meter that measures nothing: the default where no metrics are kept."""
+
+    def replay_timer(self) -> AbstractContextManager[object]:
+        """Return a context that does nothing."""
+        return nullcontext()
+
+    def append_conflict(self) -> None:
+        """Count nothing."""
 
 
 

@@ -280,7 +280,7 @@ def test_a_move_beaten_to_the_append_loses_with_409_even_when_its_seat_is_to_mov
     loser's seat is to move again; the loser is still refused, not decided again."""
     game_id, tokens, state = game
     mover, other = state["turn"], 1 - state["turn"]
-    append, raced = services.games.store.append, []
+    append, raced = services.store.append, []
 
     def winner_lands_first(*args, **kwargs):
         if not raced:
@@ -290,7 +290,7 @@ def test_a_move_beaten_to_the_append_loses_with_409_even_when_its_seat_is_to_mov
             services.games.move(game_id, other, theirs["legal_moves"][0], None, None)
         return append(*args, **kwargs)
 
-    monkeypatch.setattr(services.games.store, "append", winner_lands_first)
+    monkeypatch.setattr(services.store, "append", winner_lands_first)
     answer = _post(client, game_id, tokens[mover], state["legal_moves"][0])
     assert answer.status_code == 409, answer.json
     assert answer.json["type"] == "/problems/race-lost"

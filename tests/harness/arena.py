@@ -10,7 +10,7 @@ from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.moves import Move
-from service.usecases.games import deck_source
+from service.usecases.decks import deck_source
 from tests.harness.selfplay import AT
 from workers.ai.seat_view import SeatView, seat_view
 

@@ -16,6 +16,7 @@ from service.adapters.turn_queue import QUEUE_NAME, job_id
 from service.api.app import create_app
 from service.entry.cli import main as spinner
 from service.rules.turns import legal_moves
+from service.usecases.loading import load
 from tests.api.driver import auth, create
 from tests.workers import WorkerProcess, wait_until
 
@@ -100,7 +101,7 @@ def _game_where_the_ai_must_think(client, games) -> tuple[str, int]:
         if state["turn"] == 0:
             client.post(f"/v1/games/{game_id}/moves", json=state["legal_moves"][0],
                         headers=auth(tokens[0]))
-        game = games.load(game_id)
+        game = load(games.ctx, game_id)
         if game.turn == 1 and len(legal_moves(game.hand, 1)) > 1:
             return game_id, game.version
     raise AssertionError("no seed gives the AI a choice")

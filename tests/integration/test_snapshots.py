@@ -11,6 +11,7 @@ from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.game import events as ev
 from service.game.state import GameState, replay
+from service.usecases.loading import load
 
 HANDS = 3
 
@@ -29,8 +30,8 @@ def two_humans(services: Services, opening: str, seed: int) -> str:
 
 def play_one_move(services: Services, game_id: str, rng: random.Random) -> None:
     """Play a random legal move for the seat to move."""
-    seat = services.games.current_view(game_id, None)["turn"]
-    legal = services.games.current_view(game_id, seat)["legal_moves"]
+    seat = services.games.current_view(game_id, None).table.fields["turn"]
+    legal = services.games.current_view(game_id, seat).own["legal_moves"]
     services.games.move(game_id, seat, rng.choice(legal), None, None)
 
 
@@ -45,7 +46,7 @@ def test_after_hand_1_a_load_returns_a_snapshot_and_only_the_current_hands_event
     game_id = two_humans(services, opening, seed)
     rng = random.Random(seed)
     loads_checked = set()
-    while services.games.load(game_id).status == "playing":
+    while load(services.games.ctx, game_id).status == "playing":
         play_one_move(services, game_id, rng)
         full_log = services.store.read(game_id)
         full = replay(full_log)
@@ -62,4 +63,5 @@ def test_after_hand_1_a_load_returns_a_snapshot_and_only_the_current_hands_event
         assert [e["seq"] for e in tail] == list(range(snapshot["version"] + 1, full.version + 1))
         loads_checked.add(full.hand.number)
     assert loads_checked == set(range(2, HANDS + 1))
-    assert services.games.load(game_id).to_dict() == replay(services.store.read(game_id)).to_dict()
+    rebuilt = replay(services.store.read(game_id))
+    assert load(services.games.ctx, game_id).to_dict() == rebuilt.to_dict()

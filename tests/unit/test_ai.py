@@ -16,7 +16,7 @@ from service.rules.matching import MATCHES
 from service.rules.moves import DRAW, Move
 from service.rules.tiles import TILES, parse_tile
 from service.rules.turns import check_move
-from service.usecases.games import deck_source
+from service.usecases.decks import deck_source
 from tests.harness.selfplay import AT
 from workers.ai import STRATEGIES, choose_move, expert, greedy
 from workers.ai.sampler import deal_hidden

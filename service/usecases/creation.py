@@ -1,0 +1,35 @@
+"""Creating a game: deal hand 1, keep the seats' token hashes, hand each human its token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.game.commands import create_game
+from service.game.state import GameState
+from service.usecases.ai_turns import queue_due
+from service.usecases.context import Context
+from service.usecases.decks import deck_source
+from service.usecases.tokens import new_game_id, new_token, token_hash
+
+
+@dataclass
+class Created:
+    """A new game, its first state and every human seat's token (shown once)."""
+
+    game_id: str
+    state: GameState
+    tokens: dict[int, str]
+
+
+def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
+           seed: int | None) -> Created:
+    """Create a game, deal hand 1 and return each human seat's token."""
+    game_id = new_game_id()
+    state, events = create_game(players, rules, deck_source(seed), ctx.clock())
+    tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
+    meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
+    meta["seed"] = "" if seed is None else str(seed)
+    ctx.store.create(game_id, events, meta)
+    queue_due(ctx, game_id, state)
+    return Created(game_id, state, tokens)

@@ -1,0 +1,35 @@
+"""Loading a game: the state this process keeps, or the latest snapshot, then later events."""
+
+from __future__ import annotations
+
+from service.game.state import GameState, replay
+from service.usecases.context import Context
+from service.usecases.errors import NoSuchGame
+from service.usecases.tokens import GAME_ID
+
+
+def no_such_game(game_id: str) -> NoSuchGame:
+    """Return the refusal for an unknown game. It names the id only if it has a game id's
+    shape, so that nothing else sent in its place (a token, say) is shown back."""
+    if GAME_ID.fullmatch(game_id):
+        return NoSuchGame(f"there is no game {game_id!r}")
+    return NoSuchGame("there is no game with that id")
+
+
+def load(ctx: Context, game_id: str) -> GameState:
+    """Rebuild the game's state: a kept state or the latest snapshot, then later events. The
+    caller has the state to itself; `keep` gives it back."""
+    with ctx.meter.replay_timer():
+        kept = ctx.states.take(game_id)
+        if kept is not None:
+            return replay(ctx.store.read(game_id, after=kept.version), kept)
+        snapshot, events = ctx.store.load(game_id)
+        if snapshot is None and not events:
+            raise no_such_game(game_id)
+        state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
+        return replay(events, state)
+
+
+def keep(ctx: Context, game_id: str, state: GameState) -> None:
+    """Give back a state that matches the log, for the next request to build on."""
+    ctx.states.put(game_id, state)

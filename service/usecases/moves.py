@@ -1,0 +1,91 @@
+"""A seat's move: decided where it arrived, honouring If-Match and an Idempotency-Key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.game.state import GameState
+from service.usecases import idempotency
+from service.usecases.ai_turns import queue_due
+from service.usecases.context import Context
+from service.usecases.errors import RaceLost, Refusal, VersionMismatch
+from service.usecases.loading import keep, load
+from service.usecases.ports import ConcurrencyError
+from service.usecases.reading import view_at
+from service.usecases.recording import record_move
+from service.usecases.seat_views import View, view_of
+
+
+def move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
+         if_match: frozenset[int] | None, key: str | None) -> View:
+    """Apply a seat's move (honouring If-Match and Idempotency-Key); return the new view."""
+    if key is None:
+        return _move(ctx, game_id, seat, body, if_match, None)
+    name, digest = idempotency.key_name(game_id, seat, key), idempotency.body_hash(body)
+    answered = _first_answer(ctx, game_id, seat, name, digest)
+    if answered is not None:
+        return answered
+    try:
+        return _move(ctx, game_id, seat, body, if_match, (name, digest))
+    except Refusal as refusal:
+        idempotency.refused(ctx.store, name, digest, refusal)
+        raise
+    except BaseException:
+        ctx.store.idempotency_abort(name)
+        raise
+
+
+def refuse_move(ctx: Context, game_id: str, seat: int, key: str, digest: str,
+                refusal: Refusal) -> View:
+    """Answer a move whose body could not be read but which names an Idempotency-Key: as the
+    key's first answer if it has one (KeyPending, KeyReused for another body), else by
+    raising `refusal`, kept as the key's answer; `digest` is the body's hash."""
+    name = idempotency.key_name(game_id, seat, key)
+    answered = _first_answer(ctx, game_id, seat, name, digest)
+    if answered is not None:
+        return answered
+    idempotency.refused(ctx.store, name, digest, refusal)
+    raise refusal
+
+
+def _first_answer(ctx: Context, game_id: str, seat: int, name: str, digest: str) -> View | None:
+    """Claim the key (None), or return (or raise) the answer it gave first."""
+    version = idempotency.claim(ctx.store, name, digest)
+    return None if version is None else view_at(ctx, game_id, seat, version)
+
+
+def _move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
+          if_match: frozenset[int] | None, claim: tuple[str, str] | None) -> View:
+    """Decide the move where it arrived: on the log as it is now or, with If-Match, on the
+    kept state first, if at that version (the append's version check catches a kept state
+    behind the log). A move another one beat to the append lands nowhere (API.md: two
+    moves that race for the same seat and version never both land): VersionMismatch with
+    If-Match, else RaceLost, even if the seat is to move again by then."""
+    kept = ctx.states.take(game_id) if if_match is not None else None
+    if kept is not None:
+        try:
+            return _try_move(ctx, game_id, kept.clone(), seat, body, if_match, claim)
+        except (Refusal, ConcurrencyError):
+            keep(ctx, game_id, kept)  # right at its version: `load` catches it up
+    try:
+        return _try_move(ctx, game_id, load(ctx, game_id), seat, body, if_match, claim)
+    except ConcurrencyError as race:
+        ctx.meter.append_conflict()
+        if if_match is not None:
+            raise VersionMismatch("another move landed first",
+                                  version=race.current_version) from race
+        raise RaceLost("another move of this seat landed first",
+                       version=race.current_version) from race
+
+
+def _try_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+              if_match: frozenset[int] | None, claim: tuple[str, str] | None) -> View:
+    """Check If-Match (the versions it names), decide and append the move on `state`, queue
+    any AI turn; return the seat's new view."""
+    if if_match is not None and state.version not in if_match:
+        raise VersionMismatch(f"the game is at version {state.version}", version=state.version)
+    record_move(ctx, game_id, state, seat, body, claim)
+    queue_due(ctx, game_id, state)
+    shown = view_of(ctx, game_id, state, seat)
+    keep(ctx, game_id, state)
+    return shown

@@ -1,0 +1,63 @@
+"""Recording a move: decide it on the state, then append its events in one atomic step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from service.game import events as ev
+from service.game.commands import Shuffle, make_move
+from service.game.state import GameState
+from service.game.views import own
+from service.rules import errors as rule
+from service.rules.moves import Move
+from service.rules.tiles import Tile
+from service.usecases import errors, idempotency
+from service.usecases.context import Context
+from service.usecases.decks import deck_source
+from service.usecases.seats import require_game
+
+FIELDS = {"R2": "tile", "R14": "expose"}
+"""The move field a malformed move's rule speaks of; any other rule, of the action."""
+
+
+def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+                claim: tuple[str, str] | None) -> None:
+    """Decide `seat`'s move on `state` and append its events at the state's version, with a
+    snapshot when a hand was dealt and, for a claimed key (name, body hash), its record."""
+    expected = state.version
+    events = decide(ctx, game_id, state, seat, body)
+    record = None if claim is None else (claim[0], idempotency.applied(claim[1], state.version))
+    dealt = any(e["type"] == ev.HAND_STARTED for e in events)
+    snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
+    ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot)
+
+
+def decide(ctx: Context, game_id: str, state: GameState, seat: int,
+           body: dict[str, Any]) -> list[ev.Event]:
+    """Apply the move to `state` and return its events, or raise the refusal of its rule."""
+    try:
+        return make_move(state, seat, Move.from_dict(body), _shuffle(ctx, game_id), ctx.clock())
+    except rule.RuleError as error:
+        raise refusal(error, state, seat) from error
+
+
+def refusal(error: rule.RuleError, state: GameState, seat: int) -> errors.Refusal:
+    """Return the refusal of a rule error: malformed, out of turn, or illegal (with the
+    seat's legal moves)."""
+    if isinstance(error, rule.MalformedMove):
+        field = FIELDS.get(error.rule, "action")
+        return errors.MalformedMove(error.detail,
+                                    errors=[{"field": field, "message": error.detail}])
+    if isinstance(error, rule.OutOfTurn):
+        return errors.OutOfTurn(error.detail, rule=error.rule)
+    return errors.IllegalMove(error.detail, rule=error.rule,
+                              legal_moves=own(state, seat).get("legal_moves", []))
+
+
+def _shuffle(ctx: Context, game_id: str) -> Shuffle:
+    """Return the game's deck source; its seed is read only when a hand is dealt."""
+    def shuffle(hand_number: int) -> Sequence[Tile]:
+        seed = require_game(ctx, game_id).seed
+        return deck_source(int(seed) if seed else None)(hand_number)
+    return shuffle

@@ -1,0 +1,54 @@
+"""What the use cases show of a game: the table every seat shares and a seat's own part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from service.game.state import GameState
+from service.game.views import own, table
+from service.usecases.context import Context
+
+R = TypeVar("R")
+
+
+class Table:
+    """What every seat and spectator sees of a game at one version (`fields`, read only).
+
+    It is built once a version and kept (`Context.tables`); a presenter keeps its rendering
+    of it alongside (`rendered`), so that it too is made once a version."""
+
+    __slots__ = ("version", "fields", "_renderings")
+
+    def __init__(self, version: int, fields: dict[str, Any]) -> None:
+        self.version, self.fields = version, fields
+        self._renderings: dict[Callable[[dict[str, Any]], Any], Any] = {}
+
+    @classmethod
+    def of(cls, game_id: str, state: GameState) -> Table:
+        """Return the table of `state`, named for its game."""
+        return cls(state.version, {"game_id": game_id, **table(state)})
+
+    def rendered(self, render: Callable[[dict[str, Any]], R]) -> R:
+        """Return `render(fields)`, made on the first call with that `render`."""
+        try:
+            return cast(R, self._renderings[render])
+        except KeyError:
+            made = self._renderings[render] = render(self.fields)
+            return made
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A game as one seat (or a spectator) sees it: the shared table and the seat's own part
+    (its tiles and legal moves; empty for a spectator)."""
+
+    table: Table
+    own: dict[str, Any]
+
+
+def view_of(ctx: Context, game_id: str, state: GameState, seat: int | None) -> View:
+    """Return `state` as `seat` sees it; the table is built once a version."""
+    shared = ctx.tables.get(game_id, state.version, lambda: Table.of(game_id, state))
+    return View(shared, own(state, seat))

@@ -1,0 +1,62 @@
+"""Whose seat a request speaks for: a game's meta (seat token hashes, seed) and its tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.usecases.context import Context
+from service.usecases.errors import BadToken, OtherGamesToken, TokenMissing
+from service.usecases.loading import no_such_game
+from service.usecases.tokens import token_game, token_hash
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What never changes of a game: its seats by token hash, and its seed ('' if none)."""
+
+    seats: dict[str, int]
+    seed: str
+
+    @classmethod
+    def parse(cls, stored: dict[str, str]) -> Meta:
+        """Read the stored meta fields (`token:<seat>` and `seed`)."""
+        seats = {v: int(k.split(":")[1]) for k, v in stored.items() if k.startswith("token:")}
+        return cls(seats, stored.get("seed", ""))
+
+
+def meta(ctx: Context, game_id: str) -> Meta | None:
+    """Return the game's meta, None if there is no such game."""
+    found = ctx.metas.get(game_id)
+    if found is None:
+        stored = ctx.store.meta(game_id)
+        if not stored:
+            return None
+        found = Meta.parse(stored)
+        ctx.metas.put(game_id, found)
+    return found
+
+
+def require_game(ctx: Context, game_id: str) -> Meta:
+    """Return the game's meta; NoSuchGame if there is none."""
+    found = meta(ctx, game_id)
+    if found is None:
+        raise no_such_game(game_id)
+    return found
+
+
+def seat_for(ctx: Context, game_id: str, token: str | None, required: bool) -> int | None:
+    """Return the token's seat (None: a spectator, if allowed). Tokens are found by their
+    SHA-256, which says nothing of the token it was made from."""
+    seats = require_game(ctx, game_id).seats
+    if token is None:
+        if required:
+            raise TokenMissing("send Authorization: Bearer <seat token>")
+        return None
+    digest = token_hash(token)
+    seat = seats.get(digest)
+    if seat is not None:
+        return seat
+    other = meta(ctx, token_game(token))
+    if other is not None and digest in other.seats:
+        raise OtherGamesToken("this token is a seat token of another game")
+    raise BadToken("the token is not a seat token of this game")
