@@ -1,0 +1,332 @@
+"""The use cases over the in-memory event store and a fake turn queue: no server, no HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from service.game import events as ev
+from service.game.state import GameState
+from service.game.views import view
+from service.rules.moves import Move
+from service.usecases import errors
+from service.usecases.games import Games
+from service.usecases.idempotency import body_hash, key_name
+from service.usecases.tokens import token_hash
+from tests.memory_store import InMemoryEventStore
+
+AT = "2024-05-01T12:00:00.000Z"
+HUMANS = [{"name": "P0", "kind": "human"}, {"name": "P1", "kind": "human"}]
+AIS = [{"name": "A0", "kind": "ai", "level": "random"},
+       {"name": "A1", "kind": "ai", "level": "random"}]
+RULES = {"hands": 1, "opening": "draw"}
+
+
+class FakeTurnQueue:
+    """A TurnQueue that records each call: ("enqueue" | "heal", game id, version)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def enqueue_turn(self, game_id: str, version: int) -> None:
+        """Record a queued turn."""
+        self.calls.append(("enqueue", game_id, version))
+
+    def heal_turn(self, game_id: str, version: int) -> None:
+        """Record a healed turn."""
+        self.calls.append(("heal", game_id, version))
+
+
+@pytest.fixture
+def store() -> InMemoryEventStore:
+    """An empty in-memory event store."""
+    return InMemoryEventStore()
+
+
+@pytest.fixture
+def queue() -> FakeTurnQueue:
+    """A turn queue that only records."""
+    return FakeTurnQueue()
+
+
+@pytest.fixture
+def games(store: InMemoryEventStore, queue: FakeTurnQueue) -> Games:
+    """The use cases over the store and the queue, with a fixed clock."""
+    return Games(store, queue, lambda: AT)
+
+
+@pytest.fixture
+def humans(games: Games) -> tuple[str, dict[int, str]]:
+    """A two-human game (seed 7): its id and seat tokens."""
+    created = games.create(HUMANS, RULES, 7)
+    return created.game_id, created.tokens
+
+
+def to_move(games: Games, game_id: str) -> tuple[int, int, dict[str, Any]]:
+    """Return the game's version, the seat to move and that seat's first legal move."""
+    shown = games.current_view(game_id, None).table
+    seat = shown.fields["turn"]
+    return shown.version, seat, games.current_view(game_id, seat).own["legal_moves"][0]
+
+
+def first_legal(state: GameState, seat: int, _log: list[ev.Event]) -> Move:
+    """An AI chooser: the seat's first legal move."""
+    return Move.from_dict(view(state, seat)["legal_moves"][0])
+
+
+# Creation ------------------------------------------------------------------
+
+def test_creation_deals_hand_1_and_keeps_only_the_hashes_of_human_seats_tokens(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue) -> None:
+    created = games.create(HUMANS, RULES, 7)
+    assert set(created.tokens) == {0, 1}
+    assert store.version(created.game_id) == created.state.version >= 2
+    assert [e["type"] for e in store.read(created.game_id)][:2] == [ev.GAME_CREATED,
+                                                                     ev.HAND_STARTED]
+    meta = store.meta(created.game_id)
+    assert meta == {"token:0": token_hash(created.tokens[0]),
+                    "token:1": token_hash(created.tokens[1]), "seed": "7"}
+    assert queue.calls == []  # no AI seat
+
+
+def test_an_ai_seat_to_move_after_creation_has_its_turn_queued(
+        games: Games, queue: FakeTurnQueue) -> None:
+    created = games.create(AIS, RULES, 7)
+    assert created.tokens == {}
+    assert queue.calls == [("enqueue", created.game_id, created.state.version)]
+
+
+# Tokens -------------------------------------------------------------------
+
+def test_a_seat_token_names_its_seat_and_no_token_a_spectator(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, tokens = humans
+    assert games.seat_for(game_id, tokens[1], required=True) == 1
+    assert games.seat_for(game_id, None, required=False) is None
+    with pytest.raises(errors.TokenMissing):
+        games.seat_for(game_id, None, required=True)
+
+
+def test_a_bad_token_and_another_games_token_are_refused_apart(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, tokens = humans
+    other = games.create(HUMANS, RULES, 8)
+    with pytest.raises(errors.BadToken):
+        games.seat_for(game_id, f"{game_id}.forged", required=True)
+    with pytest.raises(errors.OtherGamesToken):
+        games.seat_for(game_id, other.tokens[0], required=True)
+
+
+def test_an_unknown_game_is_no_such_game(games: Games) -> None:
+    with pytest.raises(errors.NoSuchGame, match="'0123456789abcdef'"):
+        games.current_view("0123456789abcdef", None)
+    with pytest.raises(errors.NoSuchGame) as refused:
+        games.require_game("a-token.that-was-sent-as-an-id")
+    assert "token" not in refused.value.detail
+
+
+# Moves and If-Match --------------------------------------------------------
+
+def test_a_move_with_if_match_on_the_current_version_lands(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    shown = games.move(game_id, seat, move, frozenset({version}), None)
+    assert shown.table.version == store.version(game_id) > version
+    assert shown.own["seat"] == seat
+    assert store.read(game_id, version)[0]["seat"] == seat
+
+
+def test_a_move_with_if_match_on_another_version_is_a_mismatch_naming_the_version(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    with pytest.raises(errors.VersionMismatch) as refused:
+        games.move(game_id, seat, move, frozenset({version - 1}), None)
+    assert refused.value.version == version
+    assert store.version(game_id) == version
+
+
+@pytest.mark.parametrize(("if_match", "lost"), [
+    (False, errors.RaceLost), (True, errors.VersionMismatch)])
+def test_of_two_moves_decided_on_one_version_the_second_lands_nowhere(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
+        humans: tuple[str, dict[int, str]], monkeypatch: pytest.MonkeyPatch,
+        if_match: bool, lost: type[errors.AtVersion]) -> None:
+    """API.md: two moves that race for the same seat and version never both land."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    rival, append = Games(store, queue, lambda: AT), store.append
+
+    def rival_lands_first(*args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(store, "append", append)
+        rival.move(game_id, seat, move, None, None)  # decided on the same version
+        append(*args, **kwargs)
+
+    monkeypatch.setattr(store, "append", rival_lands_first)
+    with pytest.raises(lost) as refused:
+        games.move(game_id, seat, move, frozenset({version}) if if_match else None, None)
+    landed = store.version(game_id)
+    assert refused.value.version == landed > version
+    assert [e["seat"] for e in store.read(game_id, version)].count(seat) == landed - version
+
+
+def test_a_rule_error_is_refused_with_its_rule_r2_r4_r16(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    with pytest.raises(errors.OutOfTurn) as out_of_turn:  # R4: the other seat is to move
+        games.move(game_id, 1 - seat, move, None, None)
+    assert out_of_turn.value.extra == {"rule": "R4"}
+    with pytest.raises(errors.MalformedMove) as malformed:  # R2: no such tile
+        games.move(game_id, seat, {"action": "play", "tile": "7-X"}, None, None)
+    assert malformed.value.extra["errors"][0]["field"] == "tile"
+    with pytest.raises(errors.IllegalMove) as illegal:  # R16: a tile the seat does not hold
+        games.move(game_id, seat, {"action": "play", "tile": "7-7"}, None, None)
+    assert illegal.value.extra == {"rule": "R16", "legal_moves": [move]}
+    assert store.version(game_id) == version
+
+
+# Idempotency-Key -----------------------------------------------------------
+
+def test_a_key_sent_again_with_the_same_body_answers_the_same_view_and_appends_nothing(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    first = games.move(game_id, seat, move, None, "key-1")
+    landed = store.version(game_id)
+    again = games.move(game_id, seat, dict(reversed(move.items())), None, "key-1")
+    assert again.table.version == first.table.version == landed > version
+    assert again.table.fields == first.table.fields and again.own == first.own
+    assert store.version(game_id) == landed
+
+
+def test_a_key_sent_again_with_another_body_is_refused_as_reused(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    _, seat, move = to_move(games, game_id)
+    games.move(game_id, seat, move, None, "key-1")
+    with pytest.raises(errors.KeyReused):
+        games.move(game_id, seat, {"action": "pass"}, None, "key-1")
+
+
+def test_a_key_whose_first_request_is_still_running_is_pending(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    assert store.idempotency_begin(key_name(game_id, seat, "key-1"), body_hash(move)) is None
+    with pytest.raises(errors.KeyPending):
+        games.move(game_id, seat, move, None, "key-1")
+    assert store.version(game_id) == version
+
+
+def test_a_refused_move_under_a_key_is_refused_again_alike_by_any_process(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
+        humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    with pytest.raises(errors.OutOfTurn) as first:
+        games.move(game_id, 1 - seat, move, None, "key-1")
+    games.move(game_id, seat, move, None, None)  # now the other seat is to move (or a deal)
+    another_process = Games(store, queue, lambda: AT)
+    with pytest.raises(errors.OutOfTurn) as again:
+        another_process.move(game_id, 1 - seat, move, None, "key-1")
+    assert (again.value.detail, again.value.extra) == (first.value.detail, first.value.extra)
+
+
+def test_an_unreadable_body_under_a_key_is_kept_as_the_keys_answer(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    _, seat, _ = to_move(games, game_id)
+    refusal = errors.InvalidRequest("the body is not JSON",
+                                    errors=[{"field": "body", "message": "not JSON"}])
+    with pytest.raises(errors.InvalidRequest):
+        games.refuse_move(game_id, seat, "key-1", "digest-of-the-bytes", refusal)
+    with pytest.raises(errors.InvalidRequest) as again:
+        games.refuse_move(game_id, seat, "key-1", "digest-of-the-bytes", refusal)
+    assert again.value is not refusal
+    assert (again.value.detail, again.value.extra) == (refusal.detail, refusal.extra)
+    with pytest.raises(errors.KeyReused):
+        games.refuse_move(game_id, seat, "key-1", "digest-of-other-bytes", refusal)
+
+
+# Reading, healing and AI turns --------------------------------------------
+
+def test_reading_a_game_with_an_ai_seat_to_move_heals_its_turn_at_that_version(
+        games: Games, queue: FakeTurnQueue) -> None:
+    created = games.create(AIS, RULES, 7)
+    queue.calls.clear()
+    games.current_view(created.game_id, None)
+    games.events(created.game_id, None, 0)
+    assert queue.calls == [("heal", created.game_id, created.state.version)] * 2
+
+
+def test_reading_a_game_with_a_human_to_move_heals_nothing(
+        games: Games, queue: FakeTurnQueue, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    games.current_view(game_id, 0)
+    games.events(game_id, 0, 0)
+    assert queue.calls == []
+
+
+def test_an_ai_turn_at_a_stale_version_does_nothing(
+        games: Games, store: InMemoryEventStore) -> None:
+    created = games.create(AIS, RULES, 7)
+    version = created.state.version
+
+    def never(*_: Any) -> Move:
+        raise AssertionError("a stale turn chose a move")
+
+    assert games.ai_turn(created.game_id, version - 1, never) is False
+    assert store.version(created.game_id) == version
+
+
+def test_an_ai_turn_at_the_current_version_plays_and_queues_the_next(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue) -> None:
+    created = games.create(AIS, RULES, 7)
+    queue.calls.clear()
+    assert games.ai_turn(created.game_id, created.state.version, first_legal) is True
+    landed = store.version(created.game_id)
+    assert landed > created.state.version
+    assert queue.calls == [("enqueue", created.game_id, landed)]
+
+
+def test_the_export_of_a_match_not_ended_is_refused(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    with pytest.raises(errors.NotFinished):
+        games.export(game_id)
+
+
+def test_a_version_outside_the_log_is_no_such_version(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, _, _ = to_move(games, game_id)
+    assert games.view_at(game_id, None, 1).table.fields["hand_number"] is None
+    with pytest.raises(errors.NoSuchVersion, match=f"1..{version}"):
+        games.view_at(game_id, None, version + 1)
+
+
+def test_the_table_is_built_once_a_version_and_shared_by_every_seat(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    tables = [games.current_view(game_id, seat).table for seat in (None, 0, 1)]
+    assert tables[0] is tables[1] is tables[2]
+    assert tables[0].rendered(len) == len(tables[0].fields)
+
+
+def test_following_shows_each_event_redacted_for_the_seat_then_quiet_heals(
+        games: Games, queue: FakeTurnQueue) -> None:
+    """R25: until the match ends a follower sees no other seat's dealt tiles."""
+    created = games.create(AIS, RULES, 7)
+    queue.calls.clear()
+    followed: Iterator[ev.Event | None] = games.follow(created.game_id, 0, 0, 0.01)
+    created_event, dealt = next(followed), next(followed)
+    assert created_event is not None and dealt is not None
+    assert created_event["type"] == ev.GAME_CREATED and "hash" not in created_event
+    assert dealt["data"]["hands"][0] is not None and dealt["data"]["hands"][1] is None
+    assert "deck" not in dealt["data"]
+    assert next(followed) is None  # nothing more came: the AI turn is healed meanwhile
+    assert queue.calls[-1] == ("heal", created.game_id, created.state.version)
