@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 
 from service.entry.redis_server import RedisServer
+
+MARKS = {"unit": pytest.mark.unit, "api": pytest.mark.redis, "integration": pytest.mark.redis}
+"""The marker of each test folder: `unit` runs no server, `redis` needs the real one."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by its folder (MARKS), so that `-m` can pick the quick ones."""
+    here = Path(__file__).parent
+    for item in items:
+        folder = item.path.relative_to(here).parts[0] if item.path.is_relative_to(here) else ""
+        if folder in MARKS:
+            item.add_marker(MARKS[folder])
 
 
 @pytest.fixture(scope="session")
