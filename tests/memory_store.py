@@ -38,13 +38,18 @@ class InMemoryEventStore:
         self._lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
 
-    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists."""
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
+               append_id: str | None = None) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists
+        (but a retry of this very creation, by `append_id`, returns normally)."""
         check_creation(events)
         with self._appended:
             if game_id in self._games:
+                if append_id and self._games[game_id].append_ids.get(1) == append_id:
+                    return
                 raise StoreError(f"the game {game_id!r} exists")
-            self._games[game_id] = _Game([dumps(e) for e in events], dict(meta))
+            self._games[game_id] = _Game([dumps(e) for e in events], dict(meta),
+                                         append_ids={1: append_id} if append_id else {})
             self._appended.notify_all()
 
     def meta(self, game_id: str) -> dict[str, str]:

@@ -30,12 +30,25 @@ from service.usecases.ports import (
     pending_record,
 )
 
-# KEYS: events, meta. ARGV: meta field count m, m meta fields and values, then id/json pairs.
+# KEYS: events, meta. ARGV: append id or '', meta field count m, m meta fields and values, then
+# id/json pairs. Returns 1 once created; 0 if the game exists, unless its first entry carries
+# this append id (the reply of this very creation was lost and it was sent again): then 1.
 CREATE_LUA: Final = """
-if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
-local m = tonumber(ARGV[1])
-for i = 2, m, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-for i = m + 2, #ARGV, 2 do redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1]) end
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then
+  if ARGV[1] == '' then return 0 end
+  local entry = redis.call('XRANGE', KEYS[1], '1-0', '1-0')[1]
+  if entry and entry[2][3] == 'a' and entry[2][4] == ARGV[1] then return 1 end
+  return 0
+end
+local m = tonumber(ARGV[2])
+for i = 3, m + 1, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+for i = m + 3, #ARGV, 2 do
+  if i == m + 3 and ARGV[1] ~= '' then
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[1])
+  else
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
+  end
+end
 return 1
 """
 
@@ -207,11 +220,13 @@ class RedisEventStore:
             return self._command(*command)
 
     @reachable
-    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists."""
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
+               append_id: str | None = None) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists
+        (but a retry of this very creation, by `append_id`, returns normally)."""
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
-        args: list[str | int] = [len(fields), *fields, *_entries(events)]
+        args: list[str | int] = [append_id or "", len(fields), *fields, *_entries(events)]
         if not self._script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
 

@@ -10,7 +10,7 @@ from service.game.state import GameState
 from service.usecases.ai_turns import queue_due
 from service.usecases.context import Context
 from service.usecases.decks import deck_source
-from service.usecases.tokens import new_game_id, new_token, token_hash
+from service.usecases.tokens import new_append_id, new_game_id, new_token, token_hash
 
 
 @dataclass
@@ -30,6 +30,6 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
     tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
     meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
     meta["seed"] = "" if seed is None else str(seed)
-    ctx.store.create(game_id, events, meta)
+    ctx.store.create(game_id, events, meta, append_id=new_append_id())
     queue_due(ctx, game_id, state)
     return Created(game_id, state, tokens)

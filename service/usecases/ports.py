@@ -34,8 +34,10 @@ class StoreUnavailable(StoreError):
 class EventStore(Protocol):
     """An append-only log of events per game, with meta, one snapshot and idempotency records."""
 
-    def create(self, game_id: str, events: list[Event], meta: dict[str, str]) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists."""
+    def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
+               append_id: str | None = None) -> None:
+        """Create a game with its first events and meta; raise StoreError if it exists, but
+        return normally for a retry of this very creation (the same `append_id`, as `append`)."""
 
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""
@@ -106,7 +108,6 @@ class NoMeter:
 
     def append_conflict(self) -> None:
         """Count nothing."""
-
 
 
 def dumps(value: Any) -> str:

@@ -16,6 +16,7 @@ from service.usecases import errors, idempotency
 from service.usecases.context import Context
 from service.usecases.decks import deck_source
 from service.usecases.seats import require_game
+from service.usecases.tokens import new_append_id
 
 FIELDS = {"R2": "tile", "R14": "expose"}
 """The move field a malformed move's rule speaks of; any other rule, of the action."""
@@ -30,7 +31,8 @@ def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: d
     record = None if claim is None else (claim[0], idempotency.applied(claim[1], state.version))
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
-    ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot)
+    ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
+                     append_id=new_append_id())
 
 
 def decide(ctx: Context, game_id: str, state: GameState, seat: int,

@@ -28,3 +28,8 @@ def token_game(token: str) -> str:
 def new_game_id() -> str:
     """Return a fresh, unguessable game id."""
     return secrets.token_hex(8)
+
+
+def new_append_id() -> str:
+    """Return a fresh id for one attempted append, kept with its events (`EventStore.append`)."""
+    return secrets.token_hex(8)

@@ -23,7 +23,6 @@ from service.usecases.ports import ConcurrencyError
 from tests.integration.test_store_contract import IDEM, events, seqs
 from tests.workers import wait_until
 
-APPEND_SHA = redis_store._sha1(APPEND_LUA)
 DONE = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
 
 
@@ -42,15 +41,16 @@ def store(redis_url: str, redis_client: redis.Redis) -> Iterator[RedisEventStore
         yield RedisEventStore(client)
 
 
-def lose_the_next_append_reply(monkeypatch: pytest.MonkeyPatch,
-                               watcher: redis.Redis) -> list[tuple[Any, ...]]:
-    """From now on, the first append script's reply goes lost once the server has run it;
-    return the list of the append scripts sent from now on, which fills as they are."""
+def lose_the_next_reply(monkeypatch: pytest.MonkeyPatch, watcher: redis.Redis,
+                        script: str = APPEND_LUA) -> list[tuple[Any, ...]]:
+    """From now on, the first reply of `script` goes lost once the server has run it;
+    return the list of that script's runs sent from now on, which fills as they are."""
+    sha = redis_store._sha1(script)
     sent: list[tuple[Any, ...]] = []
     round_trip = redis_store._round_trip
 
     def lossy(connection: redis.connection.AbstractConnection, args: tuple[Any, ...]) -> Any:
-        if args[:2] != ("EVALSHA", APPEND_SHA):
+        if args[:2] != ("EVALSHA", sha):
             return round_trip(connection, args)
         sent.append(args)
         if len(sent) > 1:
@@ -70,7 +70,7 @@ def test_a_retried_append_finds_its_own_append_and_returns(
     store.create("g1", events(1, 2), {})
     store.idempotency_begin(IDEM, "h1")
     redis_client.config_resetstat()
-    sent = lose_the_next_append_reply(monkeypatch, redis_client)
+    sent = lose_the_next_reply(monkeypatch, redis_client)
     store.append("g1", 2, events(3, 4), snapshot={"version": 3, "state": {"turn": 1}},
                  idempotency=(IDEM, DONE), append_id=secrets.token_hex(8))
     assert len(sent) == 2  # sent, run, its reply lost; sent again
@@ -88,7 +88,7 @@ def test_a_retried_append_finds_another_writers_append_and_raises(
     with connect_store(redis_url) as other_client:
         RedisEventStore(other_client).append("g1", 2, events(3, 3),
                                              append_id=secrets.token_hex(8))
-    sent = lose_the_next_append_reply(monkeypatch, redis_client)
+    sent = lose_the_next_reply(monkeypatch, redis_client)
     with pytest.raises(ConcurrencyError) as raised:
         store.append("g1", 2, events(3, 3), idempotency=(IDEM, DONE),
                      append_id=secrets.token_hex(8))

@@ -67,6 +67,22 @@ class StoreContract:
             store.create("g1", events(1, 1), {"a": "2"})
         assert store.meta("g1") == {"a": "1"} and store.version("g1") == 2
 
+    def test_a_retried_creation_that_landed_returns_and_writes_nothing_again(
+            self, store: EventStore) -> None:
+        """Its reply was lost and the client sent it again; another creation of that id, or
+        one with no append id, is still refused."""
+        store.create("g1", events(1, 2), {"a": "1"}, append_id="ours")
+        store.append("g1", 2, events(3, 3))
+        store.create("g1", events(1, 2), {"a": "1"}, append_id="ours")
+        assert store.read("g1") == events(1, 3) and store.meta("g1") == {"a": "1"}
+        for other in ("theirs", None):
+            with pytest.raises(StoreError):
+                store.create("g1", events(1, 2), {"a": "2"}, append_id=other)
+        store.create("g2", events(1, 1), {})
+        with pytest.raises(StoreError):
+            store.create("g2", events(1, 1), {}, append_id="ours")
+        assert store.read("g2") == events(1, 1)
+
     @pytest.mark.parametrize("first", [[], [event(2)], [event(1), event(3)]])
     def test_create_needs_events_numbered_from_one(self, store: EventStore,
                                                    first: list[dict[str, Any]]) -> None:
