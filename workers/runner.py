@@ -8,6 +8,7 @@ import time
 
 import redis
 from rq import SimpleWorker
+from rq.scheduler import RQScheduler
 
 from service.adapters import logs
 from service.adapters.bootstrap import connect
@@ -19,28 +20,39 @@ READY_POLL_S = 0.5
 
 
 class TurnWorker(SimpleWorker):
-    """rq's in-process worker, whose maintenance runs every `every_s` seconds (rq's default:
-    ten minutes) and then also sweeps the queue for lost AI turns.
-
-    rq's maintenance starts its scheduler process again if it died (it dies on a Redis error,
-    and jobs due for retry wait on it); the worker waits for a job at most `every_s` at a
-    time, so that an idle worker's maintenance runs too.
-    """
+    """rq's in-process worker that, every `every_s` seconds (idle too: it waits for a job no
+    longer than that), starts rq's scheduler process again if it died (it dies on a Redis
+    error, and retries wait on it) and sweeps the queue for lost AI turns. rq's own
+    maintenance (cleaning its registries) keeps its interval of ten minutes."""
 
     max_connection_wait_time = 2.0  # back off at most this long while Redis is down (rq: 60)
 
     def __init__(self, turns: RqTurnQueue, every_s: float) -> None:
-        super().__init__([turns.queue], connection=turns.connection, maintenance_interval=every_s)
+        self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
+        super().__init__([turns.queue], connection=turns.connection)
         self.turns = turns
+        self.swept_at: float | None = None
 
     @property
     def dequeue_timeout(self) -> int:
         """Seconds the worker blocks waiting for a job before its maintenance may run."""
-        return max(1, math.ceil(self.maintenance_interval))
+        return max(1, math.ceil(self.every_s))
+
+    @property
+    def should_run_maintenance_tasks(self) -> bool:
+        """Whether a sweep is due, or rq's own maintenance."""
+        return (self.swept_at is None or time.monotonic() - self.swept_at >= self.every_s
+                or super().should_run_maintenance_tasks)
 
     def run_maintenance_tasks(self) -> None:
-        """Run rq's maintenance, then queue again the AI turns whose job is lost."""
-        super().run_maintenance_tasks()
+        """Start rq's scheduler again if it died, run rq's maintenance if due, and queue
+        again the AI turns whose job is lost."""
+        if super().should_run_maintenance_tasks:
+            super().run_maintenance_tasks()  # it starts a dead scheduler again, too
+        elif self.scheduler is not None and not _running(self.scheduler):
+            log.warning("rq's scheduler died: starting it again")
+            self.scheduler.acquire_locks(auto_start=True)  # as rq's maintenance does
+        self.swept_at = time.monotonic()
         try:
             requeued = self.turns.sweep()
         except redis.RedisError as error:  # Redis is down or loading: the next sweep retries
@@ -48,6 +60,11 @@ class TurnWorker(SimpleWorker):
         else:
             if requeued:
                 log.warning("queued %d lost AI turn(s) again", requeued)
+
+
+def _running(scheduler: RQScheduler) -> bool:
+    """Whether the scheduler's process runs (rq keeps it as `_process`)."""
+    return scheduler._process is not None and scheduler._process.is_alive()
 
 
 def work(settings: Settings) -> None:
