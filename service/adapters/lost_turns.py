@@ -36,7 +36,7 @@ if taken then
   if mark[1] ~= enqueued or not seen then
     seen = ARGV[3]
     redis.call('HSET', KEYS[6], 'enqueued_at', enqueued, 'seen_at', seen)
-    redis.call('EXPIRE', KEYS[6], 86400)
+    redis.call('EXPIRE', KEYS[6], 3600)
   end
 end
 return {job[1], job[2], job[3], redis.call('LPOS', KEYS[2], ARGV[1]) and 1 or 0, seen,

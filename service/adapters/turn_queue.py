@@ -65,10 +65,7 @@ class RqTurnQueue:
         to move). Best effort: a race with a worker finishing the job is harmless (the game
         has moved on; a re-queued stale job does nothing), so errors are logged.
         """
-        try:
-            self._heal(game_id, version)
-        except (redis.RedisError, ValueError) as error:
-            log.warning("could not check the AI turn of %s@%s: %r", game_id, version, error)
+        self._heal(game_id, version)
 
     def sweep(self) -> int:
         """Heal every AI turn whose job rq holds taken, started or overdue (so that a game
@@ -86,11 +83,15 @@ class RqTurnQueue:
     def _heal(self, game_id: str, version: int) -> bool:
         """Queue the turn again if its job is lost; return whether it was."""
         job, now = job_id(game_id, version), time.time()
-        if not self.locator.sight(job, now).lost(now, self.settings.ai_stuck_after_s):
+        try:
+            if not self.locator.sight(job, now).lost(now, self.settings.ai_stuck_after_s):
+                return False
+            log.info("the AI turn %s was lost: queueing it again", job)
+            self._forget(job)
+            self.enqueue_turn(game_id, version)
+        except (redis.RedisError, ValueError) as error:
+            log.warning("could not check the AI turn %s: %r", job, error)
             return False
-        log.info("the AI turn %s was lost: queueing it again", job)
-        self._forget(job)
-        self.enqueue_turn(game_id, version)
         return True
 
     def _forget(self, job: str) -> None:
