@@ -2,17 +2,87 @@
 
 from __future__ import annotations
 
-from rq import Queue, SimpleWorker
+import logging
+import math
+import time
+
+import redis
+from rq import SimpleWorker
+from rq.scheduler import RQScheduler
 
 from service.adapters import logs
 from service.adapters.bootstrap import connect
 from service.adapters.settings import Settings
-from service.adapters.turn_queue import QUEUE_NAME
+from service.adapters.turn_queue import RqTurnQueue
+
+log = logging.getLogger("spinner.worker")
+READY_POLL_S = 0.5
+
+
+class TurnWorker(SimpleWorker):
+    """rq's in-process worker that, every `every_s` seconds (idle too: it waits for a job no
+    longer than that), starts rq's scheduler process again if it died (it dies on a Redis
+    error, and retries wait on it) and sweeps the queue for lost AI turns. rq's own
+    maintenance (cleaning its registries) keeps its interval of ten minutes."""
+
+    max_connection_wait_time = 2.0  # back off at most this long while Redis is down (rq: 60)
+
+    def __init__(self, turns: RqTurnQueue, every_s: float) -> None:
+        self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
+        super().__init__([turns.queue], connection=turns.connection)
+        self.turns = turns
+        self.swept_at: float | None = None
+
+    @property
+    def dequeue_timeout(self) -> int:
+        """Seconds the worker blocks waiting for a job before its maintenance may run."""
+        return max(1, math.ceil(self.every_s))
+
+    @property
+    def should_run_maintenance_tasks(self) -> bool:
+        """Whether a sweep is due, or rq's own maintenance."""
+        return (self.swept_at is None or time.monotonic() - self.swept_at >= self.every_s
+                or super().should_run_maintenance_tasks)
+
+    def run_maintenance_tasks(self) -> None:
+        """Start rq's scheduler again if it died, run rq's maintenance if due, and queue
+        again the AI turns whose job is lost."""
+        if super().should_run_maintenance_tasks:
+            super().run_maintenance_tasks()  # it starts a dead scheduler again, too
+        elif self.scheduler is not None and not _running(self.scheduler):
+            log.warning("rq's scheduler died: starting it again")
+            self.scheduler.acquire_locks(auto_start=True)  # as rq's maintenance does
+        self.swept_at = time.monotonic()
+        try:
+            requeued = self.turns.sweep()
+        except redis.RedisError as error:  # Redis is down or loading: the next sweep retries
+            log.warning("could not sweep for lost AI turns: %r", error)
+        else:
+            if requeued:
+                log.warning("queued %d lost AI turn(s) again", requeued)
+
+
+def _running(scheduler: RQScheduler) -> bool:
+    """Whether the scheduler's process runs (rq keeps it as `_process`)."""
+    return scheduler._process is not None and scheduler._process.is_alive()
 
 
 def work(settings: Settings) -> None:
     """Work the AI turn queue until the worker is told to stop."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
-    queue = Queue(QUEUE_NAME, connection=connection)
-    SimpleWorker([queue], connection=connection).work(with_scheduler=True)
+    wait_for_redis(connection)
+    turns = RqTurnQueue(connection, settings)
+    TurnWorker(turns, settings.ai_sweep_every_s).work(with_scheduler=True)
+
+
+def wait_for_redis(connection: redis.Redis) -> None:
+    """Return once Redis answers with its data loaded: a worker started while it is down or
+    still loading would die at once, and be started again, and again, slowing the load."""
+    while True:
+        try:
+            if not connection.info("persistence")["loading"]:
+                return
+        except redis.ConnectionError:  # down: `spinner serve` is starting it again
+            pass
+        time.sleep(READY_POLL_S)

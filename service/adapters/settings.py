@@ -18,7 +18,10 @@ class Settings:
     ai_budget_s: float = 0.3
     ai_job_timeout_s: int = 60
     ai_job_retries: int = 3
-    ai_stuck_after_s: float = 10.0  # a started AI turn this old is presumed lost and re-queued
+    ai_stuck_after_s: float = 10.0  # an AI turn's job taken, started or due this long ago
+    # and not done (its worker or rq's scheduler died) is presumed lost and queued again
+    ai_sweep_every_s: float = 2.0  # how often a worker queues lost AI turns again and starts
+    # rq's scheduler again if it died
     stream_keepalive_s: float = 15.0
     max_body_bytes: int = 64 * 1024
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off

@@ -4,23 +4,38 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from datetime import UTC, datetime
+import time
 
 import redis
 from rq import Queue, Retry
-from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
-from rq.job import Job, JobStatus
+from rq.exceptions import (
+    DeserializationError,
+    DuplicateJobError,
+    InvalidJobOperation,
+    NoSuchJobError,
+)
+from rq.job import Job
+from rq.utils import parse_composite_key
 
+from service.adapters.lost_turns import JobLocator
 from service.adapters.settings import Settings
 
 QUEUE_NAME = "ai-turns"
-DEAD = (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
+JOB_PREFIX = "ai-turn-"
 log = logging.getLogger("spinner.queue")
 
 
 def job_id(game_id: str, version: int) -> str:
     """Return the id of the AI turn job due at `version` of a game."""
-    return f"ai-turn-{game_id}-{version}"
+    return f"{JOB_PREFIX}{game_id}-{version}"
+
+
+def turn_of(job: str) -> tuple[str, int] | None:
+    """Return the game and version an AI turn's job id names (None: not such an id)."""
+    game_id, _, version = job.removeprefix(JOB_PREFIX).rpartition("-")
+    if not job.startswith(JOB_PREFIX) or not game_id or not version.isdigit():
+        return None
+    return game_id, int(version)
 
 
 class RqTurnQueue:
@@ -30,6 +45,7 @@ class RqTurnQueue:
         self.connection = connection
         self.queue = Queue(QUEUE_NAME, connection=connection)
         self.settings = settings
+        self.locator = JobLocator(self.queue)
 
     def enqueue_turn(self, game_id: str, version: int) -> None:
         """Queue the AI turn due at `version`, unless a job for it exists already."""
@@ -42,43 +58,49 @@ class RqTurnQueue:
                 result_ttl=600, failure_ttl=24 * 3600)
 
     def heal_turn(self, game_id: str, version: int) -> None:
-        """Queue the turn again if its job is lost, failed, or stuck on a dead worker.
+        """Queue the turn again if its job is lost: gone, failed, or left for
+        `ai_stuck_after_s` with a worker or scheduler that died (see JobSighting.lost).
 
-        Best effort on a read path: a race with the worker finishing the job is harmless
-        (the game has moved on; a re-queued stale job does nothing), so errors are logged.
+        One round trip while the job is fine (this runs on every read of a game whose AI is
+        to move). Best effort: a race with a worker finishing the job is harmless (the game
+        has moved on; a re-queued stale job does nothing), so errors are logged.
         """
+        self._heal(game_id, version)
+
+    def sweep(self) -> int:
+        """Heal every AI turn whose job rq holds taken, started or overdue (so that a game
+        nobody reads moves on too); return how many were queued again."""
+        with self.connection.pipeline(transaction=False) as scan:
+            scan.lrange(self.queue.intermediate_queue_key, 0, -1)
+            scan.zrangebyscore(self.queue.scheduled_job_registry.key, "-inf", time.time())
+            scan.zrange(self.queue.started_job_registry.key, 0, -1)
+            taken, overdue, started = scan.execute()
+        jobs = {key.decode() for key in taken + overdue}
+        jobs.update(parse_composite_key(key.decode())[0] for key in started)
+        turns = [turn for turn in map(turn_of, sorted(jobs)) if turn is not None]
+        return sum(self._heal(game_id, version) for game_id, version in turns)
+
+    def _heal(self, game_id: str, version: int) -> bool:
+        """Queue the turn again if its job is lost; return whether it was."""
+        job, now = job_id(game_id, version), time.time()
         try:
-            job = Job.fetch(job_id(game_id, version), connection=self.connection)
-            if self._lost(job):
-                job.delete()
-            else:
-                return
-        except (NoSuchJobError, InvalidJobOperation):
-            pass  # no job, or one deleted as its status was read: queue it (again)
+            if not self.locator.sight(job, now).lost(now, self.settings.ai_stuck_after_s):
+                return False
+            log.info("the AI turn %s was lost: queueing it again", job)
+            self._forget(job)
+            self.enqueue_turn(game_id, version)
         except (redis.RedisError, ValueError) as error:
-            log.warning("could not check the AI turn of %s@%s: %r", game_id, version, error)
-            return
-        self.enqueue_turn(game_id, version)
+            log.warning("could not check the AI turn %s: %r", job, error)
+            return False
+        return True
 
-    def _lost(self, job: Job) -> bool:
-        """Whether no worker will ever finish `job` (a racing duplicate loses at append)."""
-        status = job.get_status()
-        if status == JobStatus.QUEUED:
-            return not self._waiting(job)  # out of both queues: the queue was flushed
-        if status == JobStatus.STARTED:
-            started = job.started_at or datetime.now(UTC)
-            age = (datetime.now(UTC) - started.replace(tzinfo=UTC)).total_seconds()
-            return age > self.settings.ai_stuck_after_s  # its worker died mid-turn
-        return status in DEAD
-
-    def _waiting(self, job: Job) -> bool:
-        """Whether a queued `job` is still in its queue, or taken by a worker that has not yet
-        marked it started (rq moves it to its intermediate queue first), or has moved on: all
-        read in one transaction, so that a job on its way between them is seen somewhere."""
-        with self.connection.pipeline(transaction=True) as snapshot:
-            snapshot.lpos(self.queue.key, job.id)
-            snapshot.lpos(self.queue.intermediate_queue_key, job.id)
-            snapshot.hget(job.key, "status")
-            queued, taken, status = snapshot.execute()
-        status = status.decode() if isinstance(status, bytes) else status
-        return queued is not None or taken is not None or status != JobStatus.QUEUED
+    def _forget(self, job: str) -> None:
+        """Delete a lost job: its hash, its place in the queue, rq's registries and the
+        intermediate list (there, rq's own cleanup would fail it a minute later), its mark."""
+        with contextlib.suppress(NoSuchJobError, InvalidJobOperation, DeserializationError):
+            Job.fetch(job, connection=self.connection).delete()  # stops at a missing status
+        with self.connection.pipeline(transaction=True) as forget:
+            forget.lrem(self.queue.key, 0, job)
+            forget.lrem(self.queue.intermediate_queue_key, 0, job)
+            forget.delete(Job.key_for(job), self.locator.mark_key(job))
+            forget.execute()

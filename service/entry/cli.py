@@ -102,7 +102,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
             print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
-            restarts["redis-server"] = lambda: _process(redis_server.start())
+            restarts["redis-server"] = redis_server.launch  # loads while the others retry
             children["redis-server"] = _process(redis_server)
         children["worker"] = restarts["worker"]()
         children["gunicorn"] = subprocess.Popen(
@@ -147,8 +147,9 @@ def _process(server: RedisServer) -> subprocess.Popen[bytes]:
 def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Event,
                restarts: dict[str, Callable[[], subprocess.Popen[bytes]]]) -> int:
     """Wait for a stop signal (then 0). A child that exits is started again if `restarts`
-    can (the worker; redis-server, on the same data, loaded before it is used), else
-    everything stops (then 1; gunicorn starts its own workers again itself)."""
+    can, as often as it exits (the worker; redis-server, on the same data: until it has
+    loaded it, the others get LOADING and retry), else everything stops (then 1; gunicorn
+    starts its own workers again itself). A restart that fails is tried again."""
     while not stop.wait(0.5):
         for name, child in list(children.items()):
             if child.poll() is None:
@@ -158,7 +159,10 @@ def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Eve
                   f"{'starting it again' if again else 'stopping'}", file=sys.stderr)
             if not again:
                 return 1
-            children[name] = restarts[name]()
+            try:
+                children[name] = restarts[name]()
+            except OSError as error:  # e.g. no process could be forked: try on the next tick
+                print(f"spinner: could not start the {name}: {error}", file=sys.stderr)
     return 0
 
 

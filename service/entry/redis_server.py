@@ -78,6 +78,13 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         """Start the server and wait until it answers on its port; else raise RuntimeError."""
+        self.launch()
+        self._wait_until_ready()
+        return self
+
+    def launch(self) -> subprocess.Popen[bytes]:
+        """Start the server and return its process at once, its data maybe still loading (a
+        supervisor's restart: it must neither wait minutes nor fail if this one dies too)."""
         if self._process is not None and self._process.poll() is None:
             raise RuntimeError(f"redis-server is already running (pid {self.pid})")
         command = self._command()
@@ -87,8 +94,7 @@ class RedisServer:
         self._process = subprocess.Popen(  # own process group: a terminal's Ctrl-C spares it
             command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             process_group=0)
-        self._wait_until_ready()
-        return self
+        return self._process
 
     def stop(self) -> None:
         """Stop the server with SIGTERM (it flushes its AOF), or SIGKILL after a timeout."""

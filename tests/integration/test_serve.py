@@ -25,7 +25,7 @@ import redis
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.redis_server import free_port
+from service.entry.redis_server import RedisServer, free_port
 from tests.workers import wait_until
 
 SPINNER = str(Path(sys.executable).parent / "spinner")  # the console script of this install
@@ -380,3 +380,53 @@ def test_many_open_streams_leave_the_service_answering(serve, tmp_path):
     finally:
         for sock in streams:
             sock.close()
+
+
+def slow_to_load(redis_dir: Path, commands: int = 150_000) -> None:
+    """Leave in `redis_dir` an append-only file that takes a second or more to load: one
+    script whose every command (a union of a hundred members) is replayed one by one."""
+    with RedisServer(redis_dir) as server, redis.Redis(port=server.port) as client:
+        client.sadd("big", *range(100))
+        client.eval("for _ = 1, tonumber(ARGV[1]) do redis.call('SUNIONSTORE', 'copy', 'big')"
+                    " end", 0, commands)
+
+
+def restarted_and_loading(running: Serve, killed: int) -> int:
+    """Wait for the redis-server serve starts after `killed` to be loading its data; return
+    its pid."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        pid = child_pid(running, "redis-server")
+        found = re.search(r"redis-server on (redis://\S+)", running.log.read_text())
+        if pid not in (None, killed) and found is not None:
+            try:
+                with redis.Redis.from_url(found[1], socket_timeout=1) as probe:
+                    if probe.info("persistence")["loading"]:
+                        return pid
+            except redis.ConnectionError:
+                pass  # not listening yet
+        time.sleep(0.02)
+    pytest.fail(f"no redis-server loading after {killed} was killed:\n{running.log.read_text()}")
+
+
+def test_serve_survives_redis_server_killed_while_loading_again_and_again(serve, tmp_path):
+    """A redis-server killed while it still loads its append-only file is started again, as
+    often as it is killed, and the service then works with every game it had."""
+    data_dir = tmp_path / "var"
+    slow_to_load(data_dir / "redis")
+    running = serve(data_dir, own_redis_env())
+    status, _, created = call("POST", f"{running.url}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bob", "kind": "human"}]})
+    assert status == 201, created
+    victim = child_pid(running, "redis-server")
+    assert victim is not None
+    for _ in range(3):  # the loaded one, then twice one that is loading
+        os.kill(victim, signal.SIGKILL)
+        victim = restarted_and_loading(running, victim)
+    assert running.process.poll() is None
+    running.wait_healthy()
+    status, _, state = call("GET", f"{running.url}/v1/games/{created['game_id']}")
+    assert status == 200 and state["version"] == created["version"], state
+    assert running.log.read_text().count("the redis-server exited (-9); starting it again") == 3
+    play_until_the_ai_has_answered(running.url)  # the worker plays on
+    assert running.ctrl_c()[0] == 0
