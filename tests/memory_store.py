@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,6 +20,13 @@ from service.usecases.ports import (
     loads,
     pending_record,
 )
+
+_HOLDERS = itertools.count(1)
+
+
+def _new_holder() -> str:
+    """Return a holder name no other in-memory store has."""
+    return f"memory:{next(_HOLDERS)}"
 
 
 @dataclass
@@ -37,6 +46,8 @@ class InMemoryEventStore:
         self._keys: dict[str, tuple[str, float]] = {}  # name -> (value, monotonic expiry)
         self._lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
+        self.holder = _new_holder()
+        self._alive = {self.holder}  # the holders of this store and its siblings not closed
 
     def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
                append_id: str | None = None) -> None:
@@ -100,28 +111,55 @@ class InMemoryEventStore:
         with self._lock:
             return len(self._game(game_id).events)
 
-    def idempotency_begin(self, key_name: str, body_hash: str,
-                          ttl_pending: int = 30) -> dict[str, Any] | None:
-        """Claim the key as pending and return None, or return the record already there."""
+    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
+                          dead_holder: str | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and return None, or return the record
+        already there; with `dead_holder`, claim over a key pending for it and this body."""
         with self._lock:
             record = self._get(key_name)
-            if record is None:
-                self._set(key_name, pending_record(body_hash), ttl_pending)
+            orphan = None if dead_holder is None else pending_record(body_hash, dead_holder)
+            if record is None or record == orphan:
+                self._set(key_name, pending_record(body_hash, self.holder), ttl_pending)
                 return None
             stored: dict[str, Any] = loads(record)
             return stored
 
-    def idempotency_finish(self, key_name: str, record_json: str) -> None:
-        """Store the final record of a request that appended nothing."""
+    def holder_alive(self, holder: str) -> bool:
+        """Return whether the store named `holder` (this one or a sibling) is not closed."""
         with self._lock:
-            self._set(key_name, record_json, self._ttl)
+            return holder in self._alive
 
-    def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending (a final record is kept)."""
+    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+        """Store the final record of a request that appended nothing and return None, unless
+        another process holds or answered the key by now: then return its record."""
         with self._lock:
             record = self._get(key_name)
-            if record is not None and loads(record).get("state") == "pending":
+            if record is None or self._mine(record):
+                self._set(key_name, record_json, self._ttl)
+                return None
+            stored: dict[str, Any] = loads(record)
+            return stored
+
+    def idempotency_abort(self, key_name: str) -> None:
+        """Release a key that is still pending for this process (any other record is kept)."""
+        with self._lock:
+            record = self._get(key_name)
+            if record is not None and self._mine(record):
                 del self._keys[key_name]
+
+    def sibling(self) -> InMemoryEventStore:
+        """Return this store's data as another process sees it: the same games and keys, a
+        holder of its own, alive until it is closed."""
+        other = copy.copy(self)
+        other.holder = _new_holder()
+        with self._lock:
+            self._alive.add(other.holder)
+        return other
+
+    def close(self) -> None:
+        """End this process, as far as the store can tell: its holder is no longer alive."""
+        with self._lock:
+            self._alive.discard(self.holder)
 
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
         """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
@@ -133,6 +171,11 @@ class InMemoryEventStore:
     def ping(self) -> bool:
         """Return whether the store can be reached (always, in memory)."""
         return True
+
+    def _mine(self, record: str) -> bool:
+        """Whether `record` is a pending record of this process."""
+        stored = loads(record)
+        return bool(stored.get("state") == "pending" and stored.get("holder") == self.holder)
 
     def _game(self, game_id: str) -> _Game:
         return self._games.get(game_id, _Game())

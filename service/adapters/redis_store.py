@@ -10,6 +10,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, ParamSpec, TypeVar
@@ -17,6 +18,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 import redis
 from redis.exceptions import NoScriptError
 
+from service.adapters import liveness
 from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
@@ -89,16 +91,39 @@ if snap then start = (cjson.decode(snap)['version'] + 1) .. '-0' end
 return {snap or '', redis.call('XRANGE', KEYS[1], start, '+')}
 """
 
-# KEYS: idem. ARGV: pending record, ttl. Returns nil once claimed, else the record there.
+# KEYS: idem. ARGV: our pending record, ttl, the pending record of a dead holder or ''.
+# Returns nil once claimed (afresh, or over the dead holder's record if it is still there to
+# the byte), else the record there.
 BEGIN_LUA: Final = """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return false end
-return redis.call('GET', KEYS[1])
+local record = redis.call('GET', KEYS[1])
+if record ~= ARGV[3] then return record end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return false
 """
 
-# KEYS: idem. Deletes the record only while it is pending.
-ABORT_LUA: Final = """
+# Lua: whether `record` is pending for `holder` (no record of ours fails to decode; a kept
+# refusal can: it may name a field holding an escaped lone surrogate).
+_PENDING_FOR_LUA: Final = """
+local function pending_for(record, holder)
+  local ok, seen = pcall(cjson.decode, record)
+  return ok and seen['state'] == 'pending' and seen['holder'] == holder
+end
+"""
+
+# KEYS: idem. ARGV: final record, ttl, holder. Stores the record and returns nil if the key
+# is absent or pending for the holder, else returns the record there.
+FINISH_LUA: Final = _PENDING_FOR_LUA + """
 local record = redis.call('GET', KEYS[1])
-if record and cjson.decode(record)['state'] == 'pending' then redis.call('DEL', KEYS[1]) end
+if record and not pending_for(record, ARGV[3]) then return record end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return false
+"""
+
+# KEYS: idem. ARGV: holder. Deletes the record only while it is pending for the holder.
+ABORT_LUA: Final = _PENDING_FOR_LUA + """
+local record = redis.call('GET', KEYS[1])
+if record and pending_for(record, ARGV[1]) then redis.call('DEL', KEYS[1]) end
 """
 
 BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
@@ -168,6 +193,8 @@ class RedisEventStore:
         self._ttl = idempotency_ttl_s
         self._idle: list[redis.Redis] = []  # lent clients, each holding one connection
         self._pid = os.getpid()
+        self._heartbeat: liveness.Heartbeat | None = None  # started by the first claim
+        self._holding = threading.Lock()
 
     @contextlib.contextmanager
     def _redis(self) -> Iterator[redis.Redis]:
@@ -280,22 +307,52 @@ class RedisEventStore:
             return int(client.xlen(game_key(game_id, "events")))
 
     @reachable
-    def idempotency_begin(self, key_name: str, body_hash: str,
-                          ttl_pending: int = 30) -> dict[str, Any] | None:
-        """Claim the key as pending and return None, or return the record already there."""
-        record = self._script(BEGIN_LUA, [key_name], [pending_record(body_hash), ttl_pending])
+    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
+                          dead_holder: str | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and return None, or return the record
+        already there; with `dead_holder`, claim over a key pending for it and this body."""
+        orphan = "" if dead_holder is None else pending_record(body_hash, dead_holder)
+        ours = pending_record(body_hash, self._holder())
+        record = self._script(BEGIN_LUA, [key_name], [ours, ttl_pending, orphan])
         return None if record is None else loads(record)
 
     @reachable
-    def idempotency_finish(self, key_name: str, record_json: str) -> None:
-        """Store the final record of a request that appended nothing."""
-        with self._redis() as client:
-            client.set(key_name, record_json, ex=self._ttl)
+    def holder_alive(self, holder: str) -> bool:
+        """Return whether the process named `holder` still keeps its liveness key."""
+        return bool(self._command("EXISTS", liveness.alive_key(holder)))
+
+    @reachable
+    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+        """Store the final record of a request that appended nothing and return None, unless
+        another process holds or answered the key by now: then return its record."""
+        record = self._script(FINISH_LUA, [key_name], [record_json, self._ttl, self._holder()])
+        return None if record is None else loads(record)
 
     @reachable
     def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending (a final record is kept)."""
-        self._script(ABORT_LUA, [key_name])
+        """Release a key that is still pending for this process (any other record is kept)."""
+        self._script(ABORT_LUA, [key_name], [self._holder()])
+
+    def close(self) -> None:
+        """Stop this process's heartbeat and end its liveness, for good: a retry of a request
+        whose key it holds, even one still running, takes the key over as if it had died."""
+        with self._holding:
+            heartbeat = self._heartbeat
+        if heartbeat is not None and heartbeat.pid == os.getpid():
+            heartbeat.stop()
+            self._command("DEL", liveness.alive_key(heartbeat.holder))
+
+    def _holder(self) -> str:
+        """Return the name of this process as a key's holder; its first call starts the
+        heartbeat that keeps it alive (a forked child starts one of its own)."""
+        with self._holding:
+            if self._heartbeat is None or self._heartbeat.pid != os.getpid():
+                self._heartbeat = liveness.Heartbeat(self._beat)
+            return self._heartbeat.holder
+
+    def _beat(self, holder: str) -> None:
+        """Say that the process `holder` is alive, for the next ALIVE_MS."""
+        self._command("SET", liveness.alive_key(holder), 1, "PX", liveness.ALIVE_MS)
 
     @reachable
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:

@@ -28,8 +28,7 @@ def move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
     try:
         return _move(ctx, game_id, seat, body, if_match, (name, digest))
     except Refusal as refusal:
-        idempotency.refused(ctx.store, name, digest, refusal)
-        raise
+        return _refused(ctx, game_id, seat, name, digest, refusal)
     except BaseException:
         ctx.store.idempotency_abort(name)
         raise
@@ -44,14 +43,23 @@ def refuse_move(ctx: Context, game_id: str, seat: int, key: str, digest: str,
     answered = _first_answer(ctx, game_id, seat, name, digest)
     if answered is not None:
         return answered
-    idempotency.refused(ctx.store, name, digest, refusal)
-    raise refusal
+    return _refused(ctx, game_id, seat, name, digest, refusal)
 
 
 def _first_answer(ctx: Context, game_id: str, seat: int, name: str, digest: str) -> View | None:
     """Claim the key (None), or return (or raise) the answer it gave first."""
     version = idempotency.claim(ctx.store, name, digest)
     return None if version is None else view_at(ctx, game_id, seat, version)
+
+
+def _refused(ctx: Context, game_id: str, seat: int, name: str, digest: str,
+             refusal: Refusal) -> View:
+    """Raise `refusal`, kept as the key's answer; or, if another process answered the key
+    meanwhile (it took the key over from this one, thought dead), answer as it did."""
+    version = idempotency.refused(ctx.store, name, digest, refusal)
+    if version is None:
+        raise refusal
+    return view_at(ctx, game_id, seat, version)
 
 
 def _move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],

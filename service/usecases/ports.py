@@ -62,15 +62,21 @@ class EventStore(Protocol):
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
 
-    def idempotency_begin(self, key_name: str, body_hash: str,
-                          ttl_pending: int = 30) -> dict[str, Any] | None:
-        """Claim the key as pending and return None, or return the record already there."""
+    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
+                          dead_holder: str | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and return None, or return the record
+        already there. With `dead_holder` (a process found dead), a key still pending for that
+        holder and this body is claimed over, atomically: its request died with it."""
 
-    def idempotency_finish(self, key_name: str, record_json: str) -> None:
-        """Store the final record of a request that appended nothing."""
+    def holder_alive(self, holder: str) -> bool:
+        """Return whether the process named `holder` by a pending record still runs."""
+
+    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+        """Store the final record of a request that appended nothing and return None; but if
+        another process holds or answered the key by now, return the record there."""
 
     def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending (a final record is kept)."""
+        """Release a key that is still pending for this process (any other record is kept)."""
 
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
         """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
@@ -124,9 +130,9 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def pending_record(body_hash: str) -> str:
-    """Return the JSON of a pending idempotency record."""
-    return dumps({"state": "pending", "body_hash": body_hash})
+def pending_record(body_hash: str, holder: str) -> str:
+    """Return the JSON of an idempotency record pending for the process named `holder`."""
+    return dumps({"state": "pending", "body_hash": body_hash, "holder": holder})
 
 
 def check_numbering(expected_version: int, events: list[Event]) -> None:

@@ -9,7 +9,9 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import redis
@@ -17,6 +19,7 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.retry import Retry
 
+from service.adapters import liveness
 from service.adapters.bootstrap import build, connect_store
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
@@ -26,6 +29,11 @@ from tests.local_cluster import LocalCluster
 from tests.memory_store import InMemoryEventStore
 
 IDEM = "game:{g1}:idem:0:k1"
+
+
+def pending(body_hash: str, holder: Any = ANY) -> dict[str, Any]:
+    """Return the record of a key pending for a body (held by `holder`, any by default)."""
+    return {"state": "pending", "body_hash": body_hash, "holder": holder}
 
 
 def event(seq: int, **data: Any) -> dict[str, Any]:
@@ -53,6 +61,16 @@ def later(delay_s: float, action: Any) -> threading.Thread:
 
 class StoreContract:
     """What every EventStore does; subclasses provide the `store` fixture."""
+
+    @pytest.fixture
+    def sibling(self, store: EventStore) -> Iterator[EventStore]:
+        """The same data as another process sees it: a store of its own, its own holder."""
+        if isinstance(store, InMemoryEventStore):
+            yield store.sibling()
+            return
+        assert isinstance(store, RedisEventStore)
+        with closing(RedisEventStore(store.client)) as other:
+            yield other
 
     def test_create_makes_a_game_with_its_meta(self, store: EventStore) -> None:
         assert store.version("g1") == 0 and store.meta("g1") == {}
@@ -162,13 +180,15 @@ class StoreContract:
 
     def test_idempotency_begin_claims_a_key_once(self, store: EventStore) -> None:
         assert store.idempotency_begin(IDEM, "h1") is None
-        assert store.idempotency_begin(IDEM, "h2") == {"state": "pending", "body_hash": "h1"}
+        assert store.idempotency_begin(IDEM, "h2") == pending("h1")
 
     def test_idempotency_finish_stores_the_final_record(self, store: EventStore) -> None:
         store.idempotency_begin(IDEM, "h1")
         done = {"state": "done", "body_hash": "h1", "problem": {"status": 422}}
-        store.idempotency_finish(IDEM, json.dumps(done))
+        assert store.idempotency_finish(IDEM, json.dumps(done)) is None
         assert store.idempotency_begin(IDEM, "h1") == done
+        store.idempotency_finish("game:{g1}:idem:0:k2", json.dumps(done))  # its claim expired
+        assert store.idempotency_begin("game:{g1}:idem:0:k2", "h1") == done
 
     def test_idempotency_abort_releases_only_a_pending_key(self, store: EventStore) -> None:
         store.idempotency_begin(IDEM, "h1")
@@ -190,7 +210,7 @@ class StoreContract:
         done = {"state": "done", "body_hash": "h1", "version": 2}
         with pytest.raises(ConcurrencyError):
             store.append("g1", 1, events(2, 2), idempotency=(IDEM, json.dumps(done)))
-        assert store.idempotency_begin(IDEM, "h1") == {"state": "pending", "body_hash": "h1"}
+        assert store.idempotency_begin(IDEM, "h1") == pending("h1")
         store.append("g1", 2, events(3, 3), idempotency=(IDEM, json.dumps(done)))
         assert store.idempotency_begin(IDEM, "h1") == done
 
@@ -207,13 +227,13 @@ class StoreContract:
         for version in range(4, 4 + appends_after):
             store.append("g1", version, events(version + 1, version + 1), append_id=f"x{version}",
                          snapshot={"version": version + 1, "state": {"turn": 2}})
-        kept = {"state": "done", "body_hash": "h1", "problem": {"status": 409}}
-        store.idempotency_finish(IDEM, json.dumps(kept))  # changed since: must stay so
         before = store.load("g1")
-        store.append("g1", 2, events(3, 4), **ours)  # the retry: no ConcurrencyError
+        other = json.dumps({"state": "done", "body_hash": "h1", "problem": {"status": 409}})
+        store.append("g1", 2, events(3, 4), **{**ours, "idempotency": (IDEM, other)})  # the
+        # retry (a record unlike the first, to see it is not written): no ConcurrencyError
         assert store.read("g1") == events(1, 4 + appends_after)
         assert store.load("g1") == before
-        assert store.idempotency_begin(IDEM, "h1") == kept
+        assert store.idempotency_begin(IDEM, "h1") == json.loads(done)
 
     def test_an_append_id_that_is_not_ours_still_raises(self, store: EventStore) -> None:
         store.create("g1", events(1, 2), {})
@@ -259,6 +279,53 @@ class StoreContract:
         assert store.wait_for_events("g1", 1, 50) == []
         assert store.wait_for_events("nope", 0, 50) == []
 
+    def test_a_pending_key_names_its_live_holder_to_another_process(
+            self, store: EventStore, sibling: EventStore) -> None:
+        store.idempotency_begin(IDEM, "h1")
+        seen = sibling.idempotency_begin(IDEM, "h1")
+        assert seen == pending("h1") and store.idempotency_begin(IDEM, "h1") == seen
+        assert sibling.holder_alive(seen["holder"]) and store.holder_alive(seen["holder"])
+        sibling.idempotency_begin(IDEM + "2", "h1")
+        assert store.idempotency_begin(IDEM + "2", "h1")["holder"] != seen["holder"]
+        assert sibling.idempotency_begin(IDEM, "h1", dead_holder="gone:1:x") == seen
+
+    def test_a_key_pending_for_a_dead_holder_is_claimed_over_once(
+            self, store: EventStore, sibling: EventStore) -> None:
+        """Only for its own body, and only while that holder's record is there."""
+        sibling.idempotency_begin(IDEM, "h1")
+        dead = store.idempotency_begin(IDEM, "h1")["holder"]
+        sibling.close()  # as if SIGKILLed: its liveness is gone
+        assert store.holder_alive(dead) is False
+        assert store.idempotency_begin(IDEM, "h2", dead_holder=dead) == pending("h1", dead)
+        assert store.idempotency_begin(IDEM, "h1", dead_holder=dead) is None
+        ours = store.idempotency_begin(IDEM, "h1", dead_holder=dead)
+        assert ours == pending("h1") and ours["holder"] != dead
+        assert store.holder_alive(ours["holder"])
+
+    def test_a_dead_holder_still_running_neither_answers_nor_releases_a_key_claimed_over(
+            self, store: EventStore, sibling: EventStore) -> None:
+        sibling.idempotency_begin(IDEM, "h1")
+        dead = store.idempotency_begin(IDEM, "h1")["holder"]
+        sibling.close()  # thought dead, yet its request goes on
+        store.idempotency_begin(IDEM, "h1", dead_holder=dead)
+        ours = store.idempotency_begin(IDEM, "h1")
+        sibling.idempotency_abort(IDEM)
+        stale = json.dumps({"state": "done", "body_hash": "h1", "problem": {"status": 412}})
+        assert sibling.idempotency_finish(IDEM, stale) == ours
+        done = {"state": "done", "body_hash": "h1", "version": 3}
+        assert store.idempotency_finish(IDEM, json.dumps(done)) is None
+        assert sibling.idempotency_finish(IDEM, stale) == done
+        assert store.idempotency_begin(IDEM, "h1") == done
+
+    def test_idempotency_abort_leaves_a_key_another_process_holds(
+            self, store: EventStore, sibling: EventStore) -> None:
+        sibling.idempotency_begin(IDEM, "h1")
+        store.idempotency_abort(IDEM)
+        held = store.idempotency_begin(IDEM, "h1")
+        assert held == pending("h1") and sibling.holder_alive(held["holder"])
+        sibling.idempotency_abort(IDEM)
+        assert store.idempotency_begin(IDEM, "h1") is None
+
     def test_ping(self, store: EventStore) -> None:
         assert store.ping() is True
 
@@ -269,10 +336,26 @@ class TestInMemoryStore(StoreContract):
         return InMemoryEventStore()
 
 
+
 class TestRedisStore(StoreContract):
     @pytest.fixture
-    def store(self, redis_client: redis.Redis) -> RedisEventStore:
-        return RedisEventStore(redis_client)
+    def store(self, redis_client: redis.Redis) -> Iterator[RedisEventStore]:
+        with closing(RedisEventStore(redis_client)) as store:
+            yield store
+
+    def test_a_holder_is_alive_while_it_beats(self, store: RedisEventStore,
+                                             redis_client: redis.Redis) -> None:
+        """A process's liveness key lives ALIVE_MS after each beat, one every BEAT_S, and
+        goes when it closes; until its first claim it has none."""
+        assert redis_client.keys("holder:*") == []
+        store.idempotency_begin(IDEM, "h1")
+        holder = store.idempotency_begin(IDEM, "h1")["holder"]
+        assert redis_client.keys("holder:*") == [f"holder:{holder}:alive".encode()]
+        redis_client.pexpire(f"holder:{holder}:alive", 200)  # as if its last beat were late
+        time.sleep(liveness.BEAT_S + 0.3)
+        assert 0 < redis_client.pttl(f"holder:{holder}:alive") <= liveness.ALIVE_MS
+        store.close()
+        assert redis_client.keys("holder:*") == [] and not store.holder_alive(holder)
 
     def test_a_game_lives_in_one_cluster_slot(self, store: RedisEventStore,
                                               redis_client: redis.Redis) -> None:
@@ -390,7 +473,8 @@ class TestRedisClusterStore(StoreContract):
             with cluster.node_client(index) as node:
                 node.flushall()
         client = connect_store(cluster.url)
-        yield RedisEventStore(client)
+        with closing(RedisEventStore(client)) as store:
+            yield store
         client.disconnect_connection_pools()  # close() leaves the nodes' pools connected
         client.close()
 
@@ -401,8 +485,9 @@ class TestRedisStoreOverResp3Decoded(StoreContract):
     @pytest.fixture
     def store(self, redis_client: redis.Redis, redis_url: str) -> Iterator[RedisEventStore]:
         """A store over its own client; asking for redis_client flushes the database."""
-        with redis.Redis.from_url(redis_url, protocol=3, decode_responses=True) as client:
-            yield RedisEventStore(client)
+        with (redis.Redis.from_url(redis_url, protocol=3, decode_responses=True) as client,
+              closing(RedisEventStore(client)) as store):
+            yield store
 
 
 def test_a_process_may_have_hundreds_of_commands_in_flight(redis_url: str) -> None:

@@ -1,0 +1,107 @@
+"""An Idempotency-Key left pending by a process that died (issue 16, point 5): the retry is
+served at once as that same request, over the in-memory store, whose siblings play the
+other processes; a key held by a live process still answers 409."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from service.usecases import errors
+from service.usecases.games import Games
+from service.usecases.idempotency import body_hash, key_name
+from tests.memory_store import InMemoryEventStore
+from tests.unit import test_usecases
+from tests.unit.test_usecases import AT, FakeTurnQueue, to_move
+
+store, queue, games, humans = (test_usecases.store, test_usecases.queue, test_usecases.games,
+                               test_usecases.humans)  # their fixtures, by these names here
+KEY = "key-1"
+
+
+def moves_of(store: InMemoryEventStore, game_id: str, after: int) -> list[dict[str, Any]]:
+    """Return the events after version `after` that a seat's move made (play, draw, pass)."""
+    return [e for e in store.read(game_id, after)
+            if e["type"] in ("tile_played", "tile_drawn", "passed")]
+
+
+def left_pending(store: InMemoryEventStore, game_id: str, seat: int,
+                 move: dict[str, Any]) -> InMemoryEventStore:
+    """Claim KEY for `move` as another process's request does, and return that process."""
+    other = store.sibling()
+    assert other.idempotency_begin(key_name(game_id, seat, KEY), body_hash(move)) is None
+    return other
+
+
+def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    left_pending(store, game_id, seat, move).close()  # SIGKILLed after its claim
+    landed = games.move(game_id, seat, move, None, KEY)
+    assert landed.table.version == store.version(game_id) > version
+    assert len(moves_of(store, game_id, version)) == 1
+    again = games.move(game_id, seat, move, None, KEY)  # and it is the key's answer now
+    assert again.table.version == landed.table.version == store.version(game_id)
+
+
+def test_a_key_pending_for_a_live_process_still_answers_409(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    left_pending(store, game_id, seat, move)  # its request is still running
+    with pytest.raises(errors.KeyPending):
+        games.move(game_id, seat, move, None, KEY)
+    assert store.version(game_id) == version
+
+
+def test_a_dead_processs_key_is_not_taken_over_for_another_body(
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    left_pending(store, game_id, seat, move).close()
+    with pytest.raises(errors.KeyReused):
+        games.move(game_id, seat, {"action": "pass"}, None, KEY)
+    assert store.version(game_id) == version
+
+
+def test_a_dead_processs_move_that_landed_is_answered_as_it_landed(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
+        humans: tuple[str, dict[int, str]]) -> None:
+    """Its append wrote the key's final record in the same step: no pending record is left."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    other = store.sibling()
+    landed = Games(other, queue, lambda: AT).move(game_id, seat, move, None, KEY)
+    other.close()  # killed before its reply went out
+    again = games.move(game_id, seat, move, None, KEY)
+    assert again.table.version == landed.table.version == store.version(game_id)
+    assert len(moves_of(store, game_id, version)) == 1
+
+
+@pytest.mark.parametrize("if_match", [False, True])
+def test_a_process_thought_dead_whose_key_was_taken_over_answers_as_the_taker(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
+        humans: tuple[str, dict[int, str]], monkeypatch: pytest.MonkeyPatch,
+        if_match: bool) -> None:
+    """It stalled after deciding its move, was taken for dead, and the retry landed the move:
+    its own append loses the race, and the refusal it would give (412, or 409 without
+    If-Match) is not kept nor answered; the move landed once, and both answer it."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    stalled = store.sibling()
+    append = stalled.append
+    taken: list[int] = []
+
+    def late_append(*args: Any, **kwargs: Any) -> None:
+        stalled.close()
+        taken.append(games.move(game_id, seat, move, None, KEY).table.version)
+        append(*args, **kwargs)
+
+    monkeypatch.setattr(stalled, "append", late_append)
+    versions = frozenset([version]) if if_match else None
+    answered = Games(stalled, queue, lambda: AT).move(game_id, seat, move, versions, KEY)
+    assert answered.table.version == taken[0] == store.version(game_id)
+    assert len(moves_of(store, game_id, version)) == 1
+    assert games.move(game_id, seat, move, None, KEY).table.version == taken[0]
