@@ -13,8 +13,9 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Callable
+from types import MethodType
 from typing import Final
+from weakref import WeakMethod
 
 ALIVE_MS: Final = 3000
 """How long a process counts as alive after its last beat."""
@@ -34,25 +35,32 @@ def alive_key(holder: str) -> str:
 
 class Heartbeat:
     """A holder of this process, alive from the start: `beat(holder)` runs once now (its
-    errors raised), then every BEAT_S in a daemon thread (its errors waited out) until stop."""
+    errors raised), then every BEAT_S in a daemon thread (its errors waited out) until stop,
+    or until the object `beat` is a method of is gone."""
 
-    def __init__(self, beat: Callable[[str], object]) -> None:
+    def __init__(self, beat: MethodType) -> None:
         self.holder = new_holder()
         self.pid = os.getpid()
-        self._beat = beat
         self._stopped = threading.Event()
         beat(self.holder)
-        self._thread = threading.Thread(target=self._run, name="holder-heartbeat", daemon=True)
+        self._thread = threading.Thread(target=_beating, name="holder-heartbeat", daemon=True,
+                                        args=(WeakMethod(beat), self.holder, self._stopped))
         self._thread.start()
-
-    def _run(self) -> None:
-        """Beat until stopped. Any error (Redis down, loading, a failing cluster) only skips
-        a beat: a heartbeat that died would have this live process taken for dead."""
-        while not self._stopped.wait(BEAT_S):
-            with contextlib.suppress(Exception):
-                self._beat(self.holder)
 
     def stop(self) -> None:
         """Stop beating and wait for the thread to end (the holder's key is left as it is)."""
         self._stopped.set()
         self._thread.join()
+
+
+def _beating(beat: WeakMethod[MethodType], holder: str, stopped: threading.Event) -> None:
+    """Beat until stopped or the beat's object is gone. Any error (Redis down or loading, a
+    failing cluster) only skips a beat: a heartbeat that died would have this live process
+    taken for dead."""
+    while not stopped.wait(BEAT_S):
+        method = beat()
+        if method is None:
+            return
+        with contextlib.suppress(Exception):
+            method(holder)
+        del method  # no strong reference while waiting

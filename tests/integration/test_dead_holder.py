@@ -4,12 +4,15 @@ then is served as that same request (200, the move appended once), not after the
 record's 30 seconds.
 
 The fault is injected at its exact point: a child process runs the real app's request path,
-whose append blocks once the key is claimed, and is killed there.
+whose append blocks once the key is claimed, and is killed there. Through gunicorn, a worker
+holding a key (its pending record written as the worker writes it) is SIGKILLed.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -25,7 +28,13 @@ from service.adapters import liveness
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.api.app import create_app
+from service.usecases.idempotency import body_hash, key_name
+from service.usecases.ports import pending_record
 from tests.api.driver import auth, create
+from tests.integration import test_faults
+from tests.integration.test_faults import children, wait_for
+
+gunicorn = test_faults.gunicorn  # its fixture, by this name here
 
 KEY = "k-dead"
 CHILD = textwrap.dedent("""
@@ -86,3 +95,57 @@ def test_a_retry_of_a_request_killed_after_its_claim_is_served_once_its_holder_i
     assert len(acted) == 1  # appended once
     again = client.post(path, json=move, headers=headers)
     assert again.status_code == 200 and again.json == answer.json
+
+
+
+def call(port: int, method: str, path: str, body: Any = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """Send one request on a connection of its own; return the status and JSON (0, None if
+    the connection was cut)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request(method, path, None if body is None else json.dumps(body),
+                     {"Content-Type": "application/json", **(headers or {})})
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read())
+    except (OSError, http.client.HTTPException):
+        return 0, None
+    finally:
+        conn.close()
+
+
+def test_a_gunicorn_worker_killed_holding_a_key_leaves_it_to_the_retry_once_dead(
+        gunicorn: tuple[int, subprocess.Popen[bytes]], redis_url: str) -> None:
+    """The worker (gevent) beats its liveness; once it is SIGKILLed, the key it held (its
+    pending record written as the worker writes it) is served by the next worker."""
+    port, master = gunicorn
+    players = [{"name": f"P{s}", "kind": "human"} for s in range(2)]
+    body = {"players": players, "rules": {"hands": 1}, "seed": 1}
+    status, created = call(port, "POST", "/v1/games", body)
+    assert status == 201, created
+    game_id, tokens = created["game_id"], {s["seat"]: s["token"] for s in created["seats"]}
+    path, events = f"/v1/games/{game_id}/moves", f"game:{{{game_id}}}:events"
+    claim = {**auth(tokens[0]), "Idempotency-Key": "k0"}
+    assert call(port, "POST", path, {"action": "?"}, claim)[0] == 400  # a claim: it beats
+    (worker,) = children(master.pid)
+    state = call(port, "GET", f"/v1/games/{game_id}")[1]
+    seat = state["turn"]
+    move = call(port, "GET", f"/v1/games/{game_id}", None, auth(tokens[seat]))[1]["legal_moves"][0]
+    headers = {**auth(tokens[seat]), "Idempotency-Key": "k1"}
+    with redis.Redis.from_url(redis_url, decode_responses=True) as client:
+        (alive,) = client.keys(f"holder:*:{worker}:*")  # the worker's, made by its claim
+        holder = alive.removeprefix("holder:").removesuffix(":alive")
+        client.pexpire(alive, 200)  # beaten again by the worker's greenlet, or gone
+        time.sleep(liveness.BEAT_S + 0.3)
+        assert client.exists(alive)
+        client.set(key_name(game_id, seat, "k1"), pending_record(body_hash(move), holder), ex=30)
+        assert call(port, "POST", path, move, headers)[0] == 409  # the worker lives
+        os.kill(worker, signal.SIGKILL)
+        killed = time.monotonic()
+        wait_for(lambda: children(master.pid) not in ([], [worker]), 20, "a new worker")
+        while (answer := call(port, "POST", path, move, headers))[0] in (0, 409):
+            assert time.monotonic() - killed < liveness.ALIVE_MS / 1000 + 5
+            time.sleep(0.05)
+        assert answer[0] == 200, answer
+        assert answer[1]["version"] == client.xlen(events) == state["version"] + 1
+    assert call(port, "POST", path, move, headers) == answer
