@@ -18,6 +18,14 @@ from tests.unit.test_usecases import AT, FakeTurnQueue, to_move
 store, queue, games, humans = (test_usecases.store, test_usecases.queue, test_usecases.games,
                                test_usecases.humans)  # their fixtures, by these names here
 KEY = "key-1"
+Turn = tuple[str, int, int, dict[str, Any]]
+
+
+@pytest.fixture
+def turn(games: Games, humans: tuple[str, dict[int, str]]) -> Turn:
+    """A two-human game's id, its version, the seat to move and that seat's first legal move."""
+    game_id, _ = humans
+    return (game_id, *to_move(games, game_id))
 
 
 def moves_of(store: InMemoryEventStore, game_id: str, after: int) -> list[dict[str, Any]]:
@@ -35,9 +43,8 @@ def left_pending(store: InMemoryEventStore, game_id: str, seat: int,
 
 
 def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
-        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
-    game_id, _ = humans
-    version, seat, move = to_move(games, game_id)
+        games: Games, store: InMemoryEventStore, turn: Turn) -> None:
+    game_id, version, seat, move = turn
     left_pending(store, game_id, seat, move).close()  # SIGKILLed after its claim
     landed = games.move(game_id, seat, move, None, KEY)
     assert landed.table.version == store.version(game_id) > version
@@ -47,9 +54,8 @@ def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
 
 
 def test_a_key_pending_for_a_live_process_still_answers_409(
-        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
-    game_id, _ = humans
-    version, seat, move = to_move(games, game_id)
+        games: Games, store: InMemoryEventStore, turn: Turn) -> None:
+    game_id, version, seat, move = turn
     left_pending(store, game_id, seat, move)  # its request is still running
     with pytest.raises(errors.KeyPending):
         games.move(game_id, seat, move, None, KEY)
@@ -57,9 +63,8 @@ def test_a_key_pending_for_a_live_process_still_answers_409(
 
 
 def test_a_dead_processs_key_is_not_taken_over_for_another_body(
-        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
-    game_id, _ = humans
-    version, seat, move = to_move(games, game_id)
+        games: Games, store: InMemoryEventStore, turn: Turn) -> None:
+    game_id, version, seat, move = turn
     left_pending(store, game_id, seat, move).close()
     with pytest.raises(errors.KeyReused):
         games.move(game_id, seat, {"action": "pass"}, None, KEY)
@@ -67,11 +72,9 @@ def test_a_dead_processs_key_is_not_taken_over_for_another_body(
 
 
 def test_a_dead_processs_move_that_landed_is_answered_as_it_landed(
-        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
-        humans: tuple[str, dict[int, str]]) -> None:
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue, turn: Turn) -> None:
     """Its append wrote the key's final record in the same step: no pending record is left."""
-    game_id, _ = humans
-    version, seat, move = to_move(games, game_id)
+    game_id, version, seat, move = turn
     other = store.sibling()
     landed = Games(other, queue, lambda: AT).move(game_id, seat, move, None, KEY)
     other.close()  # killed before its reply went out
@@ -82,14 +85,12 @@ def test_a_dead_processs_move_that_landed_is_answered_as_it_landed(
 
 @pytest.mark.parametrize("if_match", [False, True])
 def test_a_process_thought_dead_whose_key_was_taken_over_answers_as_the_taker(
-        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue,
-        humans: tuple[str, dict[int, str]], monkeypatch: pytest.MonkeyPatch,
-        if_match: bool) -> None:
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue, turn: Turn,
+        monkeypatch: pytest.MonkeyPatch, if_match: bool) -> None:
     """It stalled after deciding its move, was taken for dead, and the retry landed the move:
     its own append loses the race, and the refusal it would give (412, or 409 without
     If-Match) is not kept nor answered; the move landed once, and both answer it."""
-    game_id, _ = humans
-    version, seat, move = to_move(games, game_id)
+    game_id, version, seat, move = turn
     stalled = store.sibling()
     append = stalled.append
     taken: list[int] = []
