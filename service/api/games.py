@@ -1,6 +1,9 @@
-"""The /v1/games routes: thin views that load a schema, call a use case, dump a schema."""
+"""The /v1/games routes: thin views that load a schema, call a use case and answer its view
+(already in the answer's schema's shape: see tests/unit/test_schemas.py)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from flask import Blueprint, Response, url_for
 
@@ -13,18 +16,27 @@ from service.usecases.seat_views import View
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
-_created_out = schemas.CreatedOut()
-_dump_table = schemas.StateOut(exclude=schemas.OWN_FIELDS).dump  # the same for every seat
-_own_out = schemas.StateOut(only=schemas.OWN_FIELDS)
-_events_out, _export_out = schemas.EventsOut(), schemas.ExportOut()
+
+
+def state_body(view: View) -> dict[str, Any]:
+    """Return a state view as answered (StateOut's shape): the shared table, then the seat's
+    own part."""
+    return {**view.table.fields, **view.own}
 
 
 def state_answer(view: View) -> Response:
-    """Answer with a state view (StateOut) and its ETag; the table is dumped once a version
-    (kept with it, see `Table.rendered`)."""
-    table = view.table
-    return Response(to_json({**table.rendered(_dump_table), **_own_out.dump(view.own)}),
-                    content_type=JSON, headers={**BY_CALLER, "ETag": f'"{table.version}"'})
+    """Answer with a state view and its ETag."""
+    return Response(to_json(state_body(view)), content_type=JSON,
+                    headers={**BY_CALLER, "ETag": f'"{view.table.version}"'})
+
+
+def created_answer(game_id: str, version: int, players: list[dict[str, Any]],
+                   tokens: dict[int, str]) -> dict[str, Any]:
+    """Return the answer to `POST /v1/games` (CreatedOut's shape): each human seat's token,
+    shown once; `players` as CreateGameIn loads them (PlayerIn's keys, in its order)."""
+    seats = [{"seat": s, **p, **({"token": tokens[s]} if s in tokens else {})}
+             for s, p in enumerate(players)]
+    return {"game_id": game_id, "version": version, "seats": seats}
 
 
 @bp.post("/games")
@@ -32,11 +44,9 @@ def create_game() -> Response:
     """Create a game; the answer shows each human seat's token once."""
     body = req.load_body(_create_in)
     created = games().create(body["players"], body["rules"], body["seed"])
-    seats = [{"seat": s, **p, **({"token": created.tokens[s]} if s in created.tokens else {})}
-             for s, p in enumerate(body["players"])]
     location = url_for("games.get_game", game_id=created.game_id)
-    return answer(_created_out, {"game_id": created.game_id, "version": created.state.version,
-                                 "seats": seats}, 201, {"Location": location})
+    return answer(created_answer(created.game_id, created.state.version, body["players"],
+                                 created.tokens), 201, {"Location": location})
 
 
 @bp.get("/games/<game_id>")
@@ -67,8 +77,7 @@ def get_events(game_id: str) -> Response:
     """The event log after `?after=N`, redacted for the caller until the match ends."""
     seat = caller_seat(game_id, required=False)
     after = req.int_arg("after", minimum=0) or 0
-    return answer(_events_out, {"events": games().events(game_id, seat, after)},
-                  headers=BY_CALLER)
+    return answer({"events": games().events(game_id, seat, after)}, headers=BY_CALLER)
 
 
 @bp.get("/games/<game_id>/state")
@@ -83,4 +92,4 @@ def get_state_at(game_id: str) -> Response:
 @bp.get("/games/<game_id>/export")
 def export(game_id: str) -> Response:
     """The complete, unredacted log of an ended match, for audit."""
-    return answer(_export_out, {"game_id": game_id, "events": games().export(game_id)})
+    return answer({"game_id": game_id, "events": games().export(game_id)})

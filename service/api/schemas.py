@@ -1,4 +1,9 @@
-"""Marshmallow schemas for every request and response body (API.md)."""
+"""Marshmallow schemas for every request and response body (API.md).
+
+A request body is loaded through its schema. An answer is not dumped: the views (and events,
+created answers, health) are built in their schema's shape, keys in its order, and sent as
+they are; the response schemas describe them (openapi.yaml mirrors them), and
+tests/unit/test_schemas.py checks that each answer is what the schema's dump would make."""
 
 from __future__ import annotations
 
@@ -14,7 +19,6 @@ from marshmallow import (
     validates_schema,
 )
 
-from service.api import dumping
 from service.rules.errors import MalformedMove
 from service.rules.moves import ACTIONS
 from service.rules.opening import OPENING_RULES
@@ -122,15 +126,7 @@ class MoveIn(Schema):
 
 # Responses --------------------------------------------------------------
 
-class OutSchema(Schema):
-    """A response schema: marshmallow's dump, compiled (see `dumping`)."""
-
-    def dump(self, obj: Any, *, many: bool | None = None) -> Any:
-        """Serialize `obj` as marshmallow's `Schema.dump` does."""
-        return dumping.dump(self, obj, self.many if many is None else bool(many))
-
-
-class MoveOut(OutSchema):
+class MoveOut(Schema):
     """A move in request form, as listed in `legal_moves`."""
 
     action = fields.String()
@@ -139,7 +135,7 @@ class MoveOut(OutSchema):
     expose = fields.Integer()
 
 
-class SeatOut(OutSchema):
+class SeatOut(Schema):
     """A seat in the creation answer; `token` only for human seats, shown once."""
 
     seat = fields.Integer()
@@ -149,7 +145,7 @@ class SeatOut(OutSchema):
     token = fields.String()
 
 
-class CreatedOut(OutSchema):
+class CreatedOut(Schema):
     """The answer to `POST /v1/games`."""
 
     game_id = fields.String()
@@ -157,7 +153,7 @@ class CreatedOut(OutSchema):
     seats = fields.List(fields.Nested(SeatOut))
 
 
-class PlayerOut(OutSchema):
+class PlayerOut(Schema):
     """A seat in the state: counts only, never tiles (R25)."""
 
     seat = fields.Integer()
@@ -168,7 +164,7 @@ class PlayerOut(OutSchema):
     total = fields.Integer()
 
 
-class PlacedTileOut(OutSchema):
+class PlacedTileOut(Schema):
     """A tile on the table: the end it went on (null for the opener) and the value it left."""
 
     tile = fields.String()
@@ -176,21 +172,21 @@ class PlacedTileOut(OutSchema):
     expose = fields.Integer()
 
 
-class EndOut(OutSchema):
+class EndOut(Schema):
     """An open end (R11)."""
 
     id = fields.String()
     value = fields.Integer()
 
 
-class LayoutOut(OutSchema):
+class LayoutOut(Schema):
     """The table: tiles in the order played and the open ends."""
 
     tiles = fields.List(fields.Nested(PlacedTileOut))
     ends = fields.List(fields.Nested(EndOut))
 
 
-class HandScoreOut(OutSchema):
+class HandScoreOut(Schema):
     """One finished hand's scores (R21, R22)."""
 
     hand_number = fields.Integer()
@@ -199,7 +195,7 @@ class HandScoreOut(OutSchema):
     ended_by = fields.String()
 
 
-class RulesOut(OutSchema):
+class RulesOut(Schema):
     """The rules as created, defaults filled in."""
 
     hands = fields.Integer()
@@ -210,7 +206,7 @@ OWN_FIELDS = ("seat", "hand", "legal_moves")
 """The fields of StateOut that only the caller's own seat gets (R25)."""
 
 
-class StateOut(OutSchema):
+class StateOut(Schema):
     """The state as one seat (or a spectator) may see it (API.md "The state")."""
 
     game_id = fields.String()
@@ -231,7 +227,7 @@ class StateOut(OutSchema):
     legal_moves = fields.List(fields.Nested(MoveOut))
 
 
-class EventOut(OutSchema):
+class EventOut(Schema):
     """One event of the log; `hash` is left out of a redacted log."""
 
     seq = fields.Integer()
@@ -242,27 +238,27 @@ class EventOut(OutSchema):
     hash = fields.String()
 
 
-class EventsOut(OutSchema):
+class EventsOut(Schema):
     """`GET /events`: the log, redacted for the caller until the match ends."""
 
     events = fields.List(fields.Nested(EventOut))
 
 
-class ExportOut(OutSchema):
+class ExportOut(Schema):
     """`GET /export`: the complete log of an ended match."""
 
     game_id = fields.String()
     events = fields.List(fields.Nested(EventOut))
 
 
-class FieldErrorOut(OutSchema):
+class FieldErrorOut(Schema):
     """One bad field of a request."""
 
     field = fields.String()
     message = fields.String()
 
 
-class ProblemOut(OutSchema):
+class ProblemOut(Schema):
     """An RFC 9457 problem document."""
 
     type = fields.String()
@@ -275,7 +271,7 @@ class ProblemOut(OutSchema):
     version = fields.Integer()
 
 
-class HealthOut(OutSchema):
+class HealthOut(Schema):
     """`GET /healthz`."""
 
     status = fields.String()

@@ -57,13 +57,12 @@ def _layout(state: GameState) -> dict[str, Any]:
 
 
 def _player(state: GameState, seat: int) -> dict[str, Any]:
+    """A seat as the answer lists it (PlayerOut's keys, in its order); `level` for an AI."""
     player = state.players[seat]
     held = state.hand.tiles[seat] if state.hand else []
-    out = {"seat": seat, "name": player["name"], "kind": player["kind"],
-           "tile_count": len(held), "total": state.totals[seat]}
-    if "level" in player:
-        out["level"] = player["level"]
-    return out
+    level = {"level": player["level"]} if "level" in player else {}
+    return {"seat": seat, "name": player["name"], "kind": player["kind"], **level,
+            "tile_count": len(held), "total": state.totals[seat]}
 
 
 def redact(event: ev.Event, seat: int | None) -> ev.Event:

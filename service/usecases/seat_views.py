@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from service.game.state import GameState
 from service.game.views import own, table
 from service.usecases.context import Context
 
-R = TypeVar("R")
-
 
 class Table:
-    """What every seat and spectator sees of a game at one version (`fields`, read only).
+    """What every seat and spectator sees of a game at one version (`fields`, read only),
+    built once a version and kept (`Context.tables`)."""
 
-    It is built once a version and kept (`Context.tables`); a presenter keeps its rendering
-    of it alongside (`rendered`), so that it too is made once a version."""
-
-    __slots__ = ("version", "fields", "_renderings")
+    __slots__ = ("version", "fields")
 
     def __init__(self, version: int, fields: dict[str, Any]) -> None:
         self.version, self.fields = version, fields
-        self._renderings: dict[Callable[[dict[str, Any]], Any], Any] = {}
 
     @classmethod
     def of(cls, game_id: str, state: GameState) -> Table:
         """Return the table of `state`, named for its game."""
         return cls(state.version, {"game_id": game_id, **table(state)})
-
-    def rendered(self, render: Callable[[dict[str, Any]], R]) -> R:
-        """Return `render(fields)`, made on the first call with that `render`."""
-        try:
-            return cast(R, self._renderings[render])
-        except KeyError:
-            made = self._renderings[render] = render(self.fields)
-            return made
 
 
 @dataclass(frozen=True, slots=True)

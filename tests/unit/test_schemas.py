@@ -1,125 +1,120 @@
-"""The response schemas' compiled dump (service.api.dumping) gives what marshmallow's gives:
-the same JSON text, key order and types included (True is not 1 there)."""
+"""Answers are sent as built, with no dump step: each must be, byte for byte, what its response
+schema's dump would make of it (the same keys, in the schema's order, the same values), so the
+schemas that describe the answers (and openapi.yaml, which mirrors them) cannot drift from them.
+"""
 
 import random
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
-import pytest
-from marshmallow import Schema, fields, post_dump
+from marshmallow import Schema
 
-from service.api import dumping, problems, schemas
-from service.game.views import view, visible_log
+from service.api import schemas
+from service.api.answers import to_json
+from service.api.games import created_answer, state_body
+from service.game.commands import create_game, make_move
+from service.game.state import GameState
+from service.game.views import own, table, visible_log
+from service.rules.turns import legal_moves
+from service.usecases.games import Games
+from tests.memory_store import InMemoryEventStore
 
-from .positions import play_randomly, shuffled, start_from
+from .positions import AT, shuffled
 
-
-class Hooked(schemas.OutSchema):
-    """A schema with a post-dump hook, which only marshmallow's own dump runs."""
-
-    name = fields.String()
-
-    @post_dump
-    def _shout(self, data: dict, **_: Any) -> dict:
-        return {"name": data["name"].upper()}
-
-
-def a_played_match(seed: int) -> tuple[list[dict], list[dict]]:
-    """Every seat's and a spectator's view after every move of a random three-hand match,
-    and the match's log."""
-    match = start_from(shuffled(seed), 3, rules={"hands": 3, "opening": "draw"})
-    seen: list[dict] = []
-    play_randomly(match, random.Random(seed),
-                  each=lambda m: seen.extend(view(m.state, s) for s in (0, 1, 2, None)))
-    return [{"game_id": "g1", **shown} for shown in seen], match.events
+STATE, EVENTS, EXPORT = schemas.StateOut(), schemas.EventsOut(), schemas.ExportOut()
+EVENT, CREATED = schemas.EventOut(), schemas.CreatedOut()
+BODY = {"seed": 3, "rules": {"opening": "next_lower", "hands": 2}, "players": [
+    {"kind": "human", "name": "Ann"}, {"level": "random", "kind": "ai", "name": "Bot"},
+    {"name": "Cy", "kind": "ai"}]}
+"""A creation body, keys not in the schemas' order: the answer is in theirs all the same."""
 
 
-def marshmallows(monkeypatch: pytest.MonkeyPatch, schema: Schema, obj: Any,
-                 many: bool | None = None) -> bytes:
-    """Return marshmallow's own dump of `obj` as JSON, nothing compiled (nested schemas too)."""
-    with monkeypatch.context() as patched:
-        patched.setattr(dumping, "compiled", lambda _schema: None)
-        return orjson.dumps(schema.dump(obj, many=many))
+def as_dumped(schema: Schema, answer: Any) -> bool:
+    """Whether `answer`, sent as it is, is byte for byte what `schema.dump` makes of it."""
+    return to_json(answer) == to_json(schema.dump(answer))
 
 
-def compiled(schema: Schema, obj: Any, many: bool | None = None) -> bytes:
-    """Return the compiled dump of `obj` as JSON."""
-    return orjson.dumps(schema.dump(obj, many=many))
+def seats(count: int) -> list[dict[str, Any]]:
+    """Players as CreateGameIn loads them: a human, then AIs of two levels, by turns."""
+    kinds = [{"kind": "human"}, {"kind": "ai", "level": "random"},
+             {"kind": "ai", "level": "expert"}]
+    return [{"name": f"P{s}", **kinds[s % 3]} for s in range(count)]
 
 
-def test_every_state_of_a_match_dumps_as_marshmallow_dumps_it(monkeypatch):
-    seen, _ = a_played_match(seed=11)
-    assert len(seen) > 100 and any(v.get("legal_moves") for v in seen)
-    shapes = (schemas.StateOut(), schemas.StateOut(exclude=schemas.OWN_FIELDS),
-              schemas.StateOut(only=schemas.OWN_FIELDS))
+def self_played_views(seed: int) -> list[dict[str, Any]]:
+    """Every seat's and a spectator's view, as the use cases build it (the shared table, then
+    the seat's own part), after every move of a random match; the state is also rebuilt from
+    its snapshot's JSON at each move, as a request after a hand start rebuilds it."""
+    rng = random.Random(seed)
+    count, opening = 2 + seed % 5, ("draw", "next_lower")[seed % 2]
+    state, _ = create_game(seats(count), {"hands": 2, "opening": opening},
+                           lambda number: shuffled(seed * 100 + number), AT)
+    seen = []
+    while state.status == "playing":
+        stored = GameState.from_dict(orjson.loads(orjson.dumps(state.to_dict())))
+        seen += [{"game_id": "g1", **table(shown), **own(shown, seat)}
+                 for shown in (state, stored) for seat in [*range(count), None]]
+        seat = state.turn
+        assert seat is not None
+        make_move(state, seat, rng.choice(legal_moves(state.hand, seat)),
+                  lambda number: shuffled(seed * 100 + number), AT)
+    return seen
+
+
+def test_every_view_of_self_played_matches_is_its_dump():
+    seen = [shown for seed in range(6) for shown in self_played_views(seed)]
+    assert len(seen) > 1000 and any(v.get("legal_moves") for v in seen)
+    assert any("level" in p for v in seen for p in v["players"])  # an AI seat's level too
     for shown in seen:
-        for schema in shapes:
-            assert compiled(schema, shown) == marshmallows(monkeypatch, schema, shown)
-    assert dumping.compiled(shapes[0]) is not None  # it was compiled, not marshmallow's
+        assert as_dumped(STATE, shown), shown
 
 
-def test_logs_creations_problems_and_health_dump_as_marshmallow_dumps_them(monkeypatch):
-    _, log = a_played_match(seed=5)
-    answers = [
-        (schemas.ExportOut(), {"game_id": "g1", "events": log}),
-        (schemas.EventsOut(), {"events": visible_log(log, 1, finished=False)}),
-        (schemas.CreatedOut(), {"game_id": "g1", "version": 2, "seats": [
-            {"seat": 0, "name": "Ann", "kind": "human", "token": "t0"},
-            {"seat": 1, "name": "Bot", "kind": "ai", "level": "expert"}]}),
-        (schemas.ProblemOut(), problems.Unprocessable(
-            "no", rule="R16", legal_moves=[{"action": "draw"}, {"action": "play", "tile": "1-S",
-                                                                 "end": "e1", "expose": 4}]
-        ).body()),
-        (schemas.ProblemOut(), problems.BadRequest(
-            "bad", errors=[{"field": "tile", "message": "not a tile"}]).body()),
-        (schemas.HealthOut(), {"status": "ok", "store": "reachable"}),
-    ]
-    for schema, payload in answers:
-        assert compiled(schema, payload) == marshmallows(monkeypatch, schema, payload)
+def test_a_view_with_a_key_out_of_the_schemas_order_is_not_its_dump():
+    shown = self_played_views(1)[0]
+    player = shown["players"][1]
+    moved = {**shown, "players": [{**{k: v for k, v in player.items() if k != "level"},
+                                   "level": player["level"]}]}
+    assert "level" in player and not as_dumped(STATE, moved)
+    assert not as_dumped(STATE, {**shown, "extra": 1})
 
 
-@pytest.mark.parametrize("payload", [
-    {},  # every key missing: each field left out
-    {"version": None, "turn": None, "layout": None, "players": None, "hand": None},
-    {"version": True, "turn": 2.0, "status": 7, "opening_double": b"9-9", "hand": [1, b"x"]},
-    {"rules": {"hands": "3"}, "players": [{}], "layout": {"tiles": [{"end": None}]}},
-    {"items": 1},  # a key named as a dict method: a field of that name would read it
-    SimpleNamespace(version=4, status="playing", hand=["1-2"]),  # not a dict: read by attribute
-])
-def test_odd_values_dump_as_marshmallow_dumps_them(monkeypatch, payload):
-    schema = schemas.StateOut()
-    assert compiled(schema, payload) == marshmallows(monkeypatch, schema, payload)
+class _NoQueue:
+    """A turn queue that queues nothing: the test plays the AI seats itself."""
+
+    def enqueue_turn(self, game_id: str, version: int) -> None:
+        """Queue nothing."""
+
+    def heal_turn(self, game_id: str, version: int) -> None:
+        """Queue nothing."""
 
 
-def test_many_dumps_each_item_as_marshmallow_does(monkeypatch):
-    schema = schemas.EndOut(many=True)
-    ends = [{"id": "e1", "value": 3}, {"id": "e2", "value": "4"}]
-    assert compiled(schema, ends) == marshmallows(monkeypatch, schema, ends) == orjson.dumps(
-        [{"id": "e1", "value": 3}, {"id": "e2", "value": 4}])
-    assert schemas.EndOut().dump(ends, many=True) == schema.dump(ends)
+def test_every_answer_of_a_match_through_the_use_cases_is_its_dump():
+    """Creation, each seat's view after each move (AIs' too), views at old versions, the
+    redacted and the complete log, and each event as the stream sends it."""
+    games, rng = Games(InMemoryEventStore(), _NoQueue(), lambda: AT), random.Random(3)
+    body = schemas.CreateGameIn().load(BODY)
+    created = games.create(body["players"], body["rules"], body["seed"])
+    game_id = created.game_id
+    answer = created_answer(game_id, created.state.version, body["players"], created.tokens)
+    assert as_dumped(CREATED, answer) and answer["seats"][1]["level"] == "random"
+    shown = state_body(games.current_view(game_id, None))
+    while shown["status"] == "playing":
+        answers = [state_body(games.current_view(game_id, seat)) for seat in (0, 1, 2, None)]
+        assert all(as_dumped(STATE, a) for a in answers)
+        if shown["turn"] == 0:
+            move = rng.choice(answers[0]["legal_moves"])
+            assert as_dumped(STATE, state_body(games.move(game_id, 0, move, None, None)))
+        else:
+            assert games.ai_turn(game_id, shown["version"], lambda state, seat, _log: rng.choice(
+                legal_moves(state.hand, seat)))
+        shown = state_body(games.current_view(game_id, None))
+    versions = range(1, shown["version"] + 1)
+    assert all(as_dumped(STATE, state_body(games.view_at(game_id, 0, v))) for v in versions)
+    log = games.export(game_id)
+    assert as_dumped(EXPORT, {"game_id": game_id, "events": log})
+    for seat in (0, 1, None):
+        redacted = visible_log(log, seat, finished=False)
+        assert as_dumped(EVENTS, {"events": redacted})
+        assert all(as_dumped(EVENT, event) for event in redacted)
+    assert as_dumped(EVENTS, {"events": games.events(game_id, 1, 0)})
 
-
-def test_a_schema_with_a_hook_or_an_unknown_field_is_left_to_marshmallow():
-    class Renamed(schemas.OutSchema):
-        name = fields.String(data_key="title")
-        when = fields.DateTime()
-
-    assert dumping.compiled(Hooked()) is None and dumping.compiled(Renamed()) is None
-    assert Hooked().dump({"name": "ann"}) == {"name": "ANN"}
-    assert Renamed().dump({"name": "ann"}) == {"title": "ann"}
-
-
-def test_a_schema_nesting_one_left_to_marshmallow_is_compiled_around_it(monkeypatch):
-    class Around(schemas.OutSchema):
-        one = fields.Nested(Hooked)
-        many = fields.Nested(Hooked, many=True)
-        listed = fields.List(fields.Nested(Hooked))
-        ends = fields.List(fields.Nested(schemas.EndOut), allow_none=True)
-
-    schema = Around()
-    payload = {"one": {"name": "a"}, "many": [{"name": "b"}], "listed": [{"name": "c"}, None],
-               "ends": [{"id": "e1", "value": "2"}, None]}
-    assert compiled(schema, payload) == marshmallows(monkeypatch, schema, payload)
-    assert schema.dump(payload)["listed"] == [{"name": "C"}, None]
-    assert dumping.compiled(schema) is not None and dumping.compiled(Hooked()) is None
