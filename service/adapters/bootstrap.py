@@ -13,7 +13,7 @@ from redis.retry import Retry
 from service.adapters.logs import utc_millis
 from service.adapters.metrics import PrometheusMeter
 from service.adapters.rate_counter import RedisRateCounter
-from service.adapters.redis_store import RedisEventStore
+from service.adapters.redis_store import NOT_NOW, RedisEventStore
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
 from service.usecases.games import Games
@@ -28,6 +28,17 @@ class Services:
     queue: RqTurnQueue
     games: Games
     rate_counter: RedisRateCounter
+
+    def unavailable(self) -> str | None:
+        """Name the part that cannot serve now, `store` (it cannot take writes) or `queue`
+        (the AI queue's Redis does not answer a PING); None while both can."""
+        if not self.store.ping():
+            return "store"
+        try:
+            self.queue.connection.ping()
+        except NOT_NOW:
+            return "queue"
+        return None
 
 
 def utc_now() -> str:

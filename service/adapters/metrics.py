@@ -29,6 +29,8 @@ MOVES = Counter("spinner_moves", "Moves answered, by outcome: accepted or reject
                 ["outcome"])
 APPEND_CONFLICTS = Counter("spinner_append_conflicts",
                            "Appends that lost a race to another append (ConcurrencyError)")
+TURNS_NOT_QUEUED = Counter("spinner_ai_turns_not_queued",
+                           "AI turns not queued after their append (a read or the sweep heals)")
 REPLAY_SECONDS = Histogram("spinner_replay_seconds",
                            "Time to load a game and replay it from its latest snapshot",
                            buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
@@ -36,7 +38,7 @@ REPLAY_SECONDS = Histogram("spinner_replay_seconds",
 
 class PrometheusMeter:
     """The use cases' meter: loads into `spinner_replay_seconds`, lost races into
-    `spinner_append_conflicts`."""
+    `spinner_append_conflicts`, AI turns not queued into `spinner_ai_turns_not_queued`."""
 
     def replay_timer(self) -> AbstractContextManager[object]:
         """Return a context that observes its duration in REPLAY_SECONDS."""
@@ -45,6 +47,10 @@ class PrometheusMeter:
     def append_conflict(self) -> None:
         """Count one lost append race in APPEND_CONFLICTS."""
         APPEND_CONFLICTS.inc()
+
+    def turn_not_queued(self) -> None:
+        """Count one AI turn not queued after its append in TURNS_NOT_QUEUED."""
+        TURNS_NOT_QUEUED.inc()
 
 
 class QueueCollector(Collector):

@@ -10,15 +10,23 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, ParamSpec, TypeVar
 
 import redis
-from redis.exceptions import NoScriptError
+from redis.exceptions import (
+    ClusterError,
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
-from service.adapters import liveness
+from service.adapters import liveness, write_probe
 from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
@@ -128,18 +136,38 @@ if record and pending_for(record, ARGV[1]) then redis.call('DEL', KEYS[1]) end
 
 BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
 
+NOT_NOW: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError,
+                  SlotNotCoveredError, ReadOnlyError, OutOfMemoryError)
+"""The Redis errors that mean "not now, retry" (503), not a bug (500): no answer in time or
+no connection, data still loading (BusyLoadingError is a ConnectionError), a failing or
+resharding cluster (CLUSTERDOWN, MASTERDOWN, TRYAGAIN, a slot no node serves, redirections
+without end), a master turned replica by a failover (READONLY), memory full (OOM). Any other
+error, a script's ResponseError say, is a bug and stays one (but see REFUSED_IN_SCRIPT)."""
+REFUSED_IN_SCRIPT: Final = re.compile(r"-(OOM|READONLY|LOADING|CLUSTERDOWN|MASTERDOWN|TRYAGAIN) ")
+"""A script's error that is a NOT_NOW refusal of a command it called (`...: -OOM command not
+allowed when used memory > 'maxmemory'.`): Redis reports it as the script's ResponseError."""
+
+
+def not_now(error: Exception) -> bool:
+    """Whether a Redis error means "not now, retry" (NOT_NOW, REFUSED_IN_SCRIPT)."""
+    return isinstance(error, NOT_NOW) or (isinstance(error, redis.ResponseError)
+                                          and REFUSED_IN_SCRIPT.search(str(error)) is not None)
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 def reachable(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn redis connection errors and timeouts into StoreUnavailable."""
+    """Turn the Redis errors that mean "not now" (`not_now`) into StoreUnavailable."""
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            raise StoreUnavailable(f"redis: {error}") from error
+        except (redis.RedisError, SlotNotCoveredError) as error:
+            if not_now(error):
+                raise StoreUnavailable(f"redis: {type(error).__name__}: {error}") from error
+            raise
     return wrapper
 
 
@@ -373,9 +401,14 @@ class RedisEventStore:
                 return []
 
     def ping(self) -> bool:
-        """Return whether the Redis server answers."""
+        """Return whether the store can take writes now: a probe key is written on every
+        master (see write_probe); an error that means "not now" says it cannot."""
         try:
-            with self._redis() as client:
-                return bool(client.ping())
-        except (redis.ConnectionError, redis.TimeoutError):
+            self._write_probe()
+        except StoreUnavailable:
             return False
+        return True
+
+    @reachable
+    def _write_probe(self) -> None:
+        write_probe.write(self.client)

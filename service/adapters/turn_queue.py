@@ -18,7 +18,9 @@ from rq.job import Job
 from rq.utils import parse_composite_key
 
 from service.adapters.lost_turns import JobLocator
+from service.adapters.redis_store import reachable
 from service.adapters.settings import Settings
+from service.usecases.ports import StoreUnavailable
 
 QUEUE_NAME = "ai-turns"
 JOB_PREFIX = "ai-turn-"
@@ -47,8 +49,10 @@ class RqTurnQueue:
         self.settings = settings
         self.locator = JobLocator(self.queue)
 
+    @reachable
     def enqueue_turn(self, game_id: str, version: int) -> None:
-        """Queue the AI turn due at `version`, unless a job for it exists already."""
+        """Queue the AI turn due at `version`, unless a job for it exists already; raise
+        StoreUnavailable when the queue's Redis cannot take it now."""
         with contextlib.suppress(DuplicateJobError):
             self.queue.enqueue_call(
                 "workers.jobs.take_ai_turn", args=(game_id, version),
@@ -89,7 +93,7 @@ class RqTurnQueue:
             log.info("the AI turn %s was lost: queueing it again", job)
             self._forget(job)
             self.enqueue_turn(game_id, version)
-        except (redis.RedisError, ValueError) as error:
+        except (redis.RedisError, StoreUnavailable, ValueError) as error:
             log.warning("could not check the AI turn %s: %r", job, error)
             return False
         return True

@@ -9,6 +9,7 @@ from flask import Flask, Response, json, request
 from marshmallow.exceptions import SCHEMA
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from service.adapters.redis_store import NOT_NOW
 from service.api import problems
 from service.api.schemas import ProblemOut
 from service.usecases import errors as refusals
@@ -70,6 +71,8 @@ def register(app: Flask) -> None:
     app.register_error_handler(problems.Problem, _on_problem)
     app.register_error_handler(refusals.Refusal, _on_refusal)
     app.register_error_handler(StoreUnavailable, _on_store_down)
+    for not_now in NOT_NOW:  # a Redis error that no adapter turned into StoreUnavailable
+        app.register_error_handler(not_now, _on_store_down)
     app.register_error_handler(HTTPException, _on_http)
     app.register_error_handler(Exception, _on_crash)
 
@@ -96,8 +99,8 @@ def _challenge() -> str:
     return f'Bearer error="{"invalid_token" if token.strip() else "invalid_request"}"'
 
 
-def _on_store_down(error: StoreUnavailable) -> Response:
-    log.warning("store unavailable: %s", type(error).__name__)
+def _on_store_down(error: Exception) -> Response:
+    log.warning("store unavailable: %s: %s", type(error).__name__, error)
     return problem_response(problems.Unavailable("the game store cannot be reached; retry"),
                             {"Retry-After": "1"})
 

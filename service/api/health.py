@@ -1,4 +1,4 @@
-"""`GET /healthz`: whether the service can reach its store."""
+"""`GET /healthz`: whether the service can serve: its store takes writes, its queue answers."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ from service.api import problems
 from service.api.answers import answer
 
 bp = Blueprint("health", __name__)
+DOWN = {"store": "the game store cannot take writes now",
+        "queue": "the AI turn queue's Redis cannot be reached"}
+"""The 503's detail for each part `Services.unavailable` names."""
 
 
 @bp.get("/healthz")
 def healthz() -> Response:
-    """200 when the store answers a ping, else 503 problem+json."""
-    if not current_app.extensions["spinner"].store.ping():
-        raise problems.Unavailable("the game store cannot be reached", retry_after=1)
+    """200 while the store takes writes and the queue's Redis answers, else 503 problem+json
+    naming the part that is down (a load balancer then sends no traffic here)."""
+    down = current_app.extensions["spinner"].unavailable()
+    if down is not None:
+        raise problems.Unavailable(DOWN[down], retry_after=1)
     return answer({"status": "ok", "store": "reachable"})

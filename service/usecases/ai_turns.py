@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from service.game import events as ev
@@ -9,11 +10,12 @@ from service.game.state import GameState
 from service.rules.moves import Move
 from service.usecases.context import Context
 from service.usecases.loading import keep, load
-from service.usecases.ports import ConcurrencyError
+from service.usecases.ports import ConcurrencyError, StoreUnavailable
 from service.usecases.recording import record_move
 
 Chooser = Callable[[GameState, int, list[ev.Event]], Move]
 """Picks a seat's move from the state and the hand's log; a strategy sees only its view."""
+log = logging.getLogger("spinner.turns")
 
 
 def ai_to_move(state: GameState) -> bool:
@@ -23,9 +25,20 @@ def ai_to_move(state: GameState) -> bool:
 
 
 def queue_due(ctx: Context, game_id: str, state: GameState) -> None:
-    """Queue the AI turn due at the state's version, if an AI seat is to move."""
-    if ai_to_move(state):
+    """Queue the AI turn due at the state's version, if an AI seat is to move. It follows an
+    append that landed, so it never fails: a turn it cannot queue is logged and counted, and
+    the game's next read (`heal`) or the worker's sweep queues it."""
+    if not ai_to_move(state):
+        return
+    try:
         ctx.queue.enqueue_turn(game_id, state.version)
+    except StoreUnavailable as error:
+        log.warning("the AI turn of %s at %d was not queued (%s); a read heals it",
+                    game_id, state.version, error)
+        ctx.meter.turn_not_queued()
+    except Exception:  # a bug, but the append landed: its answer must say so
+        log.exception("the AI turn of %s at %d was not queued", game_id, state.version)
+        ctx.meter.turn_not_queued()
 
 
 def heal(ctx: Context, game_id: str, state: GameState) -> None:

@@ -27,7 +27,7 @@ class ConcurrencyError(StoreError):
 
 
 class StoreUnavailable(StoreError):
-    """The store's server cannot be reached (connection refused, timed out)."""
+    """The store (or the queue) cannot serve now: unreachable, loading, its cluster failing."""
 
 
 
@@ -89,7 +89,8 @@ class TurnQueue(Protocol):
     """Where AI turns are sent: one job per game version."""
 
     def enqueue_turn(self, game_id: str, version: int) -> None:
-        """Queue the AI turn due at `version`, unless it is queued already."""
+        """Queue the AI turn due at `version`, unless it is queued already (StoreUnavailable:
+        not now)."""
 
     def heal_turn(self, game_id: str, version: int) -> None:
         """Queue the AI turn due at `version` again if no live job holds it."""
@@ -104,6 +105,9 @@ class Meter(Protocol):
     def append_conflict(self) -> None:
         """Count one append that lost a race to another append (ConcurrencyError)."""
 
+    def turn_not_queued(self) -> None:
+        """Count one AI turn that could not be queued after its append (healed later)."""
+
 
 class NoMeter:
     """A meter that measures nothing: the default where no metrics are kept."""
@@ -113,6 +117,9 @@ class NoMeter:
         return nullcontext()
 
     def append_conflict(self) -> None:
+        """Count nothing."""
+
+    def turn_not_queued(self) -> None:
         """Count nothing."""
 
 
