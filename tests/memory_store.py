@@ -13,6 +13,8 @@ from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
     Event,
+    KeyClaim,
+    KeyTaken,
     StoreError,
     check_creation,
     check_numbering,
@@ -70,10 +72,11 @@ class InMemoryEventStore:
 
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None,
+               idempotency: tuple[KeyClaim, str] | None = None,
                append_id: str | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record;
-        a retry that finds this `append_id` at expected_version + 1 returns normally."""
+        """Atomically append events at `expected_version`, with an optional snapshot and, for
+        a claim, its key's final record; a retry that finds this `append_id` at
+        expected_version + 1 returns normally; a key another claim took raises KeyTaken."""
         check_numbering(expected_version, events)
         with self._appended:
             game = self._games.get(game_id)
@@ -83,13 +86,16 @@ class InMemoryEventStore:
                 if append_id and game.append_ids.get(expected_version + 1) == append_id:
                     return  # this very append landed; its snapshot and record with it
                 raise ConcurrencyError(len(game.events))
+            there = None if idempotency is None else self._theirs(idempotency[0])
+            if there is not None:
+                raise KeyTaken(loads(there))
             if append_id and events:
                 game.append_ids[expected_version + 1] = append_id
             game.events.extend(dumps(e) for e in events)
             if snapshot is not None:
                 game.snapshot = dumps(snapshot)
             if idempotency is not None:
-                self._set(*idempotency, self._ttl)
+                self._set(idempotency[0].name, idempotency[1], self._ttl)
             self._appended.notify_all()
 
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
@@ -111,15 +117,15 @@ class InMemoryEventStore:
         with self._lock:
             return len(self._game(game_id).events)
 
-    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
-                          dead_holder: str | None = None) -> dict[str, Any] | None:
-        """Claim the key as pending for this process and return None, or return the record
-        already there; with `dead_holder`, claim over a key pending for it and this body."""
+    def idempotency_begin(self, claim: KeyClaim, ttl_pending: int = 30, *,
+                          orphan: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and `claim` and return None (also if it
+        is this claim's already), or return the record already there; with `orphan`, claim
+        over a key still holding that record."""
         with self._lock:
-            record = self._get(key_name)
-            orphan = None if dead_holder is None else pending_record(body_hash, dead_holder)
-            if record is None or record == orphan:
-                self._set(key_name, pending_record(body_hash, self.holder), ttl_pending)
+            record = self._theirs(claim)
+            if record is None or (orphan is not None and record == dumps(orphan)):
+                self._set(claim.name, self._pending(claim), ttl_pending)
                 return None
             stored: dict[str, Any] = loads(record)
             return stored
@@ -129,23 +135,22 @@ class InMemoryEventStore:
         with self._lock:
             return holder in self._alive
 
-    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+    def idempotency_finish(self, claim: KeyClaim, record_json: str) -> dict[str, Any] | None:
         """Store the final record of a request that appended nothing and return None, unless
-        another process holds or answered the key by now: then return its record."""
+        another claim holds or answered the key by now: then return its record."""
         with self._lock:
-            record = self._get(key_name)
-            if record is None or self._mine(record):
-                self._set(key_name, record_json, self._ttl)
+            record = self._theirs(claim)
+            if record is None:
+                self._set(claim.name, record_json, self._ttl)
                 return None
             stored: dict[str, Any] = loads(record)
             return stored
 
-    def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending for this process (any other record is kept)."""
+    def idempotency_abort(self, claim: KeyClaim) -> None:
+        """Release a key that is still pending for `claim` (any other record is kept)."""
         with self._lock:
-            record = self._get(key_name)
-            if record is not None and self._mine(record):
-                del self._keys[key_name]
+            if self._get(claim.name) == self._pending(claim):
+                del self._keys[claim.name]
 
     def sibling(self) -> InMemoryEventStore:
         """Return this store's data as another process sees it: the same games and keys, a
@@ -172,10 +177,14 @@ class InMemoryEventStore:
         """Return whether the store can be reached (always, in memory)."""
         return True
 
-    def _mine(self, record: str) -> bool:
-        """Whether `record` is a pending record of this process."""
-        stored = loads(record)
-        return bool(stored.get("state") == "pending" and stored.get("holder") == self.holder)
+    def _pending(self, claim: KeyClaim) -> str:
+        """Return the record of `claim` pending in this process's name."""
+        return pending_record(claim, self.holder)
+
+    def _theirs(self, claim: KeyClaim) -> str | None:
+        """Return the key's record, unless it is gone or the claim's own pending record."""
+        record = self._get(claim.name)
+        return None if record == self._pending(claim) else record
 
     def _game(self, game_id: str) -> _Game:
         return self._games.get(game_id, _Game())

@@ -31,6 +31,8 @@ from service.usecases.ports import (
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
     Event,
+    KeyClaim,
+    KeyTaken,
     StoreError,
     StoreUnavailable,
     check_creation,
@@ -63,11 +65,13 @@ return 1
 """
 
 # KEYS: events, snap[, idem]. ARGV: expected version, snapshot json or '', idem record, idem
-# ttl, append id or '', then id/json pairs. Returns the version found; it appended iff that is
-# the expected one. The append id is a second field, 'a', of the first entry appended; a log
-# past the expected version whose entry there carries this append id holds this very append
-# (its reply was lost, the client sent it again): the expected version is returned and
-# nothing is written again.
+# ttl, append id or '', the claim's pending idem record or '', then id/json pairs. Returns the
+# version found; it appended iff that is the expected one. The append id is a second field,
+# 'a', of the first entry appended; a log past the expected version whose entry there carries
+# this append id holds this very append (its reply was lost, the client sent it again): the
+# expected version is returned and nothing is written again. Else, an idem key there that is
+# not the claim's pending record (another request took it over, or answered it) is returned
+# (a string), and nothing is written.
 APPEND_LUA: Final = """
 local n = redis.call('XLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
@@ -79,8 +83,12 @@ if n ~= expected then
   if entry[2][3] == 'a' and entry[2][4] == ARGV[5] then return expected end
   return n
 end
-for i = 6, #ARGV, 2 do
-  if i == 6 and ARGV[5] ~= '' then
+if KEYS[3] then
+  local record = redis.call('GET', KEYS[3])
+  if record and record ~= ARGV[6] then return record end
+end
+for i = 7, #ARGV, 2 do
+  if i == 7 and ARGV[5] ~= '' then
     redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[5])
   else
     redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
@@ -99,39 +107,33 @@ if snap then start = (cjson.decode(snap)['version'] + 1) .. '-0' end
 return {snap or '', redis.call('XRANGE', KEYS[1], start, '+')}
 """
 
-# KEYS: idem. ARGV: our pending record, ttl, the pending record of a dead holder or ''.
-# Returns nil once claimed (afresh, or over the dead holder's record if it is still there to
-# the byte), else the record there.
+# KEYS: idem. ARGV: the claim's pending record, ttl, an orphan's pending record or ''.
+# Returns nil once claimed: afresh, over the orphan's record if it is still there to the byte,
+# or found claimed by this very claim already (its reply was lost and it was sent again);
+# else the record there. A claim's pending record names its holder and nonce, so no other
+# claim's record is ever the same to the byte.
 BEGIN_LUA: Final = """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return false end
 local record = redis.call('GET', KEYS[1])
+if record == ARGV[1] then return false end
 if record ~= ARGV[3] then return record end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return false
 """
 
-# Lua: whether `record` is pending for `holder` (no record of ours fails to decode; a kept
-# refusal can: it may name a field holding an escaped lone surrogate).
-_PENDING_FOR_LUA: Final = """
-local function pending_for(record, holder)
-  local ok, seen = pcall(cjson.decode, record)
-  return ok and seen['state'] == 'pending' and seen['holder'] == holder
-end
-"""
-
-# KEYS: idem. ARGV: final record, ttl, holder. Stores the record and returns nil if the key
-# is absent or pending for the holder, else returns the record there.
-FINISH_LUA: Final = _PENDING_FOR_LUA + """
+# KEYS: idem. ARGV: final record, ttl, the claim's pending record. Stores the record and
+# returns nil if the key is absent or still the claim's pending record, else returns the
+# record there.
+FINISH_LUA: Final = """
 local record = redis.call('GET', KEYS[1])
-if record and not pending_for(record, ARGV[3]) then return record end
+if record and record ~= ARGV[3] then return record end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return false
 """
 
-# KEYS: idem. ARGV: holder. Deletes the record only while it is pending for the holder.
-ABORT_LUA: Final = _PENDING_FOR_LUA + """
-local record = redis.call('GET', KEYS[1])
-if record and pending_for(record, ARGV[1]) then redis.call('DEL', KEYS[1]) end
+# KEYS: idem. ARGV: the claim's pending record. Deletes the key only while it holds that.
+ABORT_LUA: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 """
 
 BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
@@ -223,6 +225,8 @@ class RedisEventStore:
         self._pid = os.getpid()
         self._heartbeat: liveness.Heartbeat | None = None  # started by the first claim
         self._holding = threading.Lock()
+        self._unreleased: set[tuple[str, str]] = set()  # (key, pending record) to delete
+        self._releasing = threading.Lock()
 
     @contextlib.contextmanager
     def _redis(self) -> Iterator[redis.Redis]:
@@ -295,18 +299,22 @@ class RedisEventStore:
     @reachable
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None,
+               idempotency: tuple[KeyClaim, str] | None = None,
                append_id: str | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record;
-        a retry that finds this `append_id` at expected_version + 1 returns normally."""
+        """Atomically append events at `expected_version`, with an optional snapshot and, for
+        a claim, its key's final record; a retry that finds this `append_id` at
+        expected_version + 1 returns normally; a key another claim took raises KeyTaken."""
         check_numbering(expected_version, events)
         keys = _keys(game_id, "events", "snap")
-        keys += [idempotency[0]] if idempotency else []
-        record = idempotency[1] if idempotency else ""
+        claim, record = idempotency or (None, "")
+        keys += [] if claim is None else [claim.name]
+        ours = "" if claim is None else self._pending(claim)
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, append_id or "",
-                                 *_entries(events)]
+                                 ours, *_entries(events)]
         found = self._script(APPEND_LUA, keys, args)
+        if isinstance(found, bytes | str):
+            raise KeyTaken(loads(found))
         if found == 0:
             raise StoreError(f"there is no game {game_id!r}")
         if found != expected_version:
@@ -335,13 +343,13 @@ class RedisEventStore:
             return int(client.xlen(game_key(game_id, "events")))
 
     @reachable
-    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
-                          dead_holder: str | None = None) -> dict[str, Any] | None:
-        """Claim the key as pending for this process and return None, or return the record
-        already there; with `dead_holder`, claim over a key pending for it and this body."""
-        orphan = "" if dead_holder is None else pending_record(body_hash, dead_holder)
-        ours = pending_record(body_hash, self._holder())
-        record = self._script(BEGIN_LUA, [key_name], [ours, ttl_pending, orphan])
+    def idempotency_begin(self, claim: KeyClaim, ttl_pending: int = 30, *,
+                          orphan: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and `claim` and return None (also if it
+        is this claim's already), or return the record already there; with `orphan`, claim
+        over a key still holding that record."""
+        args = [self._pending(claim), ttl_pending, "" if orphan is None else dumps(orphan)]
+        record = self._script(BEGIN_LUA, [claim.name], args)
         return None if record is None else loads(record)
 
     @reachable
@@ -350,16 +358,27 @@ class RedisEventStore:
         return bool(self._command("EXISTS", liveness.alive_key(holder)))
 
     @reachable
-    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+    def idempotency_finish(self, claim: KeyClaim, record_json: str) -> dict[str, Any] | None:
         """Store the final record of a request that appended nothing and return None, unless
-        another process holds or answered the key by now: then return its record."""
-        record = self._script(FINISH_LUA, [key_name], [record_json, self._ttl, self._holder()])
+        another claim holds or answered the key by now: then return its record."""
+        args = [record_json, self._ttl, self._pending(claim)]
+        record = self._script(FINISH_LUA, [claim.name], args)
         return None if record is None else loads(record)
 
+    def idempotency_abort(self, claim: KeyClaim) -> None:
+        """Release a key that is still pending for `claim` (any other record is kept); if
+        Redis cannot take that now, this process's heartbeat makes the release later."""
+        pending = (claim.name, self._pending(claim))
+        try:
+            self._release(*pending)
+        except StoreUnavailable:
+            with self._releasing:
+                self._unreleased.add(pending)
+
     @reachable
-    def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending for this process (any other record is kept)."""
-        self._script(ABORT_LUA, [key_name], [self._holder()])
+    def _release(self, key_name: str, pending: str) -> None:
+        """Delete the key if it still holds the `pending` record."""
+        self._script(ABORT_LUA, [key_name], [pending])
 
     def close(self) -> None:
         """Stop this process's heartbeat and end its liveness, for good: a retry of a request
@@ -378,9 +397,20 @@ class RedisEventStore:
                 self._heartbeat = liveness.Heartbeat(self._beat)
             return self._heartbeat.holder
 
+    def _pending(self, claim: KeyClaim) -> str:
+        """Return the record of `claim` pending in this process's name."""
+        return pending_record(claim, self._holder())
+
     def _beat(self, holder: str) -> None:
-        """Say that the process `holder` is alive, for the next ALIVE_MS."""
+        """Say that the process `holder` is alive, for the next ALIVE_MS; then make the
+        releases of keys Redis could not take when their requests failed."""
         self._command("SET", liveness.alive_key(holder), 1, "PX", liveness.ALIVE_MS)
+        with self._releasing:
+            unreleased = list(self._unreleased)
+        for pending in unreleased:
+            self._release(*pending)
+            with self._releasing:
+                self._unreleased.discard(pending)
 
     @reachable
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:

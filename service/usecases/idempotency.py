@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+import secrets
+import time
+from typing import Any, Final
 
 from service.game import events as ev
 from service.usecases.errors import KeyPending, KeyReused, Refusal
-from service.usecases.ports import EventStore
+from service.usecases.ports import EventStore, KeyClaim
+
+WAIT_S: Final = 3.5
+"""How long a claim waits while its key is pending for the same body in a live process's
+name: a little over a holder's liveness (adapters.liveness.ALIVE_MS), so that a holder
+killed meanwhile is seen dead before the wait ends."""
+POLL_S: Final = 0.1
+"""How often a waiting claim looks at the key again (a gevent-friendly sleep between)."""
 
 
 def body_hash(body: Any) -> str:
@@ -21,15 +30,31 @@ def key_name(game_id: str, seat: int, key: str) -> str:
     return f"game:{{{game_id}}}:idem:{seat}:{body_hash({'k': key})}"
 
 
-def claim(store: EventStore, name: str, digest: str) -> int | None:
-    """Claim the key for a body of hash `digest` and return None; or, if the key has answered
-    that body before, return the version its move made or raise the refusal it answered.
-    A key left pending for this body by a process that died is claimed over at once: its
-    request appended nothing (an append writes the key's final record in the same step)."""
-    record = store.idempotency_begin(name, digest)
-    if record is not None and _orphaned(store, record, digest):
-        record = store.idempotency_begin(name, digest, dead_holder=record["holder"])
-    return None if record is None else answer(record, digest)
+def new_claim(game_id: str, seat: int, key: str, digest: str) -> KeyClaim:
+    """Return a request's claim of a seat's Idempotency-Key for a body of hash `digest`,
+    with a nonce of its own."""
+    return KeyClaim(key_name(game_id, seat, key), digest, secrets.token_hex(8))
+
+
+def claim(store: EventStore, key: KeyClaim) -> int | None:
+    """Claim the key for the request and return None; or, if the key has answered its body
+    before, return the version its move made or raise the refusal it answered.
+
+    While the key is pending for this body in a live process's name, wait (up to WAIT_S)
+    until it is answered, released or its holder found dead; only then raise KeyPending.
+    A key left pending by a process that died is claimed over: its request appended nothing
+    (an append writes the key's final record in the same step)."""
+    deadline = time.monotonic() + WAIT_S
+    record = store.idempotency_begin(key)
+    while record is not None and _pending_for(record, key.body_hash):
+        if _holder_dead(store, record):
+            record = store.idempotency_begin(key, orphan=record)
+        elif time.monotonic() < deadline:
+            time.sleep(POLL_S)  # gevent's own under gunicorn's gevent workers
+            record = store.idempotency_begin(key)
+        else:
+            break
+    return None if record is None else answer(record, key.body_hash)
 
 
 def answer(record: dict[str, Any], digest: str) -> int:
@@ -50,17 +75,21 @@ def applied(digest: str, version: int) -> str:
     return json.dumps({"state": "done", "body_hash": digest, "version": version})
 
 
-def refused(store: EventStore, name: str, digest: str, refusal: Refusal) -> int | None:
+def refused(store: EventStore, key: KeyClaim, refusal: Refusal) -> int | None:
     """Keep `refusal` as the key's answer (its request appended nothing) and return None; but
     if another process took the key over meanwhile (this one was thought dead), answer as
     that key's record does now (`answer`), never replacing it."""
-    record = {"state": "done", "body_hash": digest, "refusal": refusal.to_record()}
-    there = store.idempotency_finish(name, json.dumps(record))
-    return None if there is None else answer(there, digest)
+    record = {"state": "done", "body_hash": key.body_hash, "refusal": refusal.to_record()}
+    there = store.idempotency_finish(key, json.dumps(record))
+    return None if there is None else answer(there, key.body_hash)
 
 
-def _orphaned(store: EventStore, record: dict[str, Any], digest: str) -> bool:
-    """Whether `record` is this body's claim by a process that is no longer alive."""
+def _pending_for(record: dict[str, Any], digest: str) -> bool:
+    """Whether `record` is a claim, still pending, of a body of hash `digest`."""
+    return record.get("state") == "pending" and record.get("body_hash") == digest
+
+
+def _holder_dead(store: EventStore, record: dict[str, Any]) -> bool:
+    """Whether the process that holds the pending `record` is no longer alive."""
     holder = record.get("holder")
-    return (record.get("state") == "pending" and record.get("body_hash") == digest
-            and holder is not None and not store.holder_alive(holder))
+    return holder is not None and not store.holder_alive(holder)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from service.game.state import GameState
@@ -10,7 +12,7 @@ from service.usecases.ai_turns import queue_due
 from service.usecases.context import Context
 from service.usecases.errors import RaceLost, Refusal, VersionMismatch
 from service.usecases.loading import keep, load
-from service.usecases.ports import ConcurrencyError
+from service.usecases.ports import ConcurrencyError, KeyClaim, KeyTaken
 from service.usecases.reading import view_at
 from service.usecases.recording import record_move
 from service.usecases.seat_views import View, view_of
@@ -21,17 +23,9 @@ def move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
     """Apply a seat's move (honouring If-Match and Idempotency-Key); return the new view."""
     if key is None:
         return _move(ctx, game_id, seat, body, if_match, None)
-    name, digest = idempotency.key_name(game_id, seat, key), idempotency.body_hash(body)
-    answered = _first_answer(ctx, game_id, seat, name, digest)
-    if answered is not None:
-        return answered
-    try:
-        return _move(ctx, game_id, seat, body, if_match, (name, digest))
-    except Refusal as refusal:
-        return _refused(ctx, game_id, seat, name, digest, refusal)
-    except BaseException:
-        ctx.store.idempotency_abort(name)
-        raise
+    claim = idempotency.new_claim(game_id, seat, key, idempotency.body_hash(body))
+    with _released_on_failure(ctx, claim):
+        return _claimed_move(ctx, game_id, seat, body, if_match, claim)
 
 
 def refuse_move(ctx: Context, game_id: str, seat: int, key: str, digest: str,
@@ -39,31 +33,62 @@ def refuse_move(ctx: Context, game_id: str, seat: int, key: str, digest: str,
     """Answer a move whose body could not be read but which names an Idempotency-Key: as the
     key's first answer if it has one (KeyPending, KeyReused for another body), else by
     raising `refusal`, kept as the key's answer; `digest` is the body's hash."""
-    name = idempotency.key_name(game_id, seat, key)
-    answered = _first_answer(ctx, game_id, seat, name, digest)
-    if answered is not None:
-        return answered
-    return _refused(ctx, game_id, seat, name, digest, refusal)
+    claim = idempotency.new_claim(game_id, seat, key, digest)
+    with _released_on_failure(ctx, claim):
+        answered = _first_answer(ctx, game_id, seat, claim)
+        return _refused(ctx, game_id, seat, claim, refusal) if answered is None else answered
 
 
-def _first_answer(ctx: Context, game_id: str, seat: int, name: str, digest: str) -> View | None:
+def _first_answer(ctx: Context, game_id: str, seat: int, claim: KeyClaim) -> View | None:
     """Claim the key (None), or return (or raise) the answer it gave first."""
-    version = idempotency.claim(ctx.store, name, digest)
+    version = idempotency.claim(ctx.store, claim)
     return None if version is None else view_at(ctx, game_id, seat, version)
 
 
-def _refused(ctx: Context, game_id: str, seat: int, name: str, digest: str,
+@contextmanager
+def _released_on_failure(ctx: Context, claim: KeyClaim) -> Iterator[None]:
+    """Release the key if it is pending for `claim` when the request fails, as by a 503 (a
+    claim whose reply was lost may have been made), but not if it is refused: a refusal is
+    the key's answer, kept or (from another claim) given."""
+    try:
+        yield
+    except Refusal:
+        raise
+    except BaseException:
+        ctx.store.idempotency_abort(claim)
+        raise
+
+
+def _claimed_move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
+                  if_match: frozenset[int] | None, claim: KeyClaim) -> View:
+    """Claim the key and make the move under it, or answer as the key did first. A refusal
+    is kept as the key's answer; if another request took the key over meanwhile (this
+    process was thought dead), the move is not appended and the answer is the one the key's
+    record gives now."""
+    answered = _first_answer(ctx, game_id, seat, claim)
+    if answered is not None:
+        return answered
+    try:
+        return _move(ctx, game_id, seat, body, if_match, claim)
+    except Refusal as refusal:
+        return _refused(ctx, game_id, seat, claim, refusal)
+    except KeyTaken as taken:
+        version = idempotency.answer(taken.record, claim.body_hash)
+        return view_at(ctx, game_id, seat, version)
+
+
+def _refused(ctx: Context, game_id: str, seat: int, claim: KeyClaim,
              refusal: Refusal) -> View:
     """Raise `refusal`, kept as the key's answer; or, if another process answered the key
     meanwhile (it took the key over from this one, thought dead), answer as it did."""
-    version = idempotency.refused(ctx.store, name, digest, refusal)
+    version = idempotency.refused(ctx.store, claim, refusal)
     if version is None:
         raise refusal
     return view_at(ctx, game_id, seat, version)
 
 
 def _move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
-          if_match: frozenset[int] | None, claim: tuple[str, str] | None) -> View:
+          if_match: frozenset[int] | None, claim: KeyClaim | None) -> View:
     """Decide the move where it arrived: on the log as it is now or, with If-Match, on the
     kept state first, if at that version (the append's version check catches a kept state
     behind the log). A move another one beat to the append lands nowhere (API.md: two
@@ -87,7 +112,7 @@ def _move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
 
 
 def _try_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
-              if_match: frozenset[int] | None, claim: tuple[str, str] | None) -> View:
+              if_match: frozenset[int] | None, claim: KeyClaim | None) -> View:
     """Check If-Match (the versions it names), decide and append the move on `state`, queue
     any AI turn; return the seat's new view."""
     if if_match is not None and state.version not in if_match:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
 
@@ -30,6 +30,24 @@ class StoreUnavailable(StoreError):
     """The store (or the queue) cannot serve now: unreachable, loading, its cluster failing."""
 
 
+class KeyTaken(StoreError):
+    """An append under a claim found its Idempotency-Key held or answered by another claim
+    (this process was thought dead and its key taken over): `record` is the key's now."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__("another request holds or answered this Idempotency-Key")
+        self.record = record
+
+
+class KeyClaim(NamedTuple):
+    """One request's claim of an Idempotency-Key: the key's name in the store, the hash of
+    the request's body, and a nonce of the request's own that its pending record carries, so
+    the request tells its own claim from any other (of its own process too)."""
+
+    name: str
+    body_hash: str
+    nonce: str
+
 
 class EventStore(Protocol):
     """An append-only log of events per game, with meta, one snapshot and idempotency records."""
@@ -44,14 +62,18 @@ class EventStore(Protocol):
 
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
-               idempotency: tuple[str, str] | None = None,
+               idempotency: tuple[KeyClaim, str] | None = None,
                append_id: str | None = None) -> None:
-        """Atomically append events at `expected_version`, with an optional snapshot and record.
+        """Atomically append events at `expected_version`, with an optional snapshot and, for
+        a claim, its key's final record (the claim, the record's JSON).
 
         `append_id`, made afresh for each append the caller attempts, is kept with the events:
         a retry of an append that landed though its reply was lost finds it at
         expected_version + 1 and returns normally, without writing anything again. Otherwise
-        a log past `expected_version` raises ConcurrencyError."""
+        a log past `expected_version` raises ConcurrencyError. Then a key that another claim
+        holds or answered by now raises KeyTaken, and nothing is written (its request may
+        have appended the move already); a key still pending for the claim, or gone, is
+        written."""
 
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
         """Return the events with after < seq <= until (None: to the end), in order."""
@@ -62,21 +84,25 @@ class EventStore(Protocol):
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
 
-    def idempotency_begin(self, key_name: str, body_hash: str, ttl_pending: int = 30, *,
-                          dead_holder: str | None = None) -> dict[str, Any] | None:
-        """Claim the key as pending for this process and return None, or return the record
-        already there. With `dead_holder` (a process found dead), a key still pending for that
-        holder and this body is claimed over, atomically: its request died with it."""
+    def idempotency_begin(self, claim: KeyClaim, ttl_pending: int = 30, *,
+                          orphan: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Claim the key as pending for this process and `claim` and return None, or return
+        the record already there; a key found pending for this very claim counts as claimed
+        (the claim's reply was lost and it was sent again). With `orphan`, a pending record
+        this returned whose holder was found dead since, a key still holding that record is
+        claimed over, atomically: its request died with it."""
 
     def holder_alive(self, holder: str) -> bool:
         """Return whether the process named `holder` by a pending record still runs."""
 
-    def idempotency_finish(self, key_name: str, record_json: str) -> dict[str, Any] | None:
+    def idempotency_finish(self, claim: KeyClaim, record_json: str) -> dict[str, Any] | None:
         """Store the final record of a request that appended nothing and return None; but if
-        another process holds or answered the key by now, return the record there."""
+        another claim holds or answered the key by now, return the record there."""
 
-    def idempotency_abort(self, key_name: str) -> None:
-        """Release a key that is still pending for this process (any other record is kept)."""
+    def idempotency_abort(self, claim: KeyClaim) -> None:
+        """Release a key that is still pending for `claim` (any other record is kept). It
+        does not raise StoreUnavailable: a release the store cannot take now is made by this
+        process once it can."""
 
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
         """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
@@ -137,9 +163,10 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def pending_record(body_hash: str, holder: str) -> str:
-    """Return the JSON of an idempotency record pending for the process named `holder`."""
-    return dumps({"state": "pending", "body_hash": body_hash, "holder": holder})
+def pending_record(claim: KeyClaim, holder: str) -> str:
+    """Return the JSON of the record of `claim` pending for the process named `holder`."""
+    return dumps({"state": "pending", "body_hash": claim.body_hash, "holder": holder,
+                  "nonce": claim.nonce})
 
 
 def check_numbering(expected_version: int, events: list[Event]) -> None:

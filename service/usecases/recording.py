@@ -15,6 +15,7 @@ from service.rules.tiles import Tile
 from service.usecases import errors, idempotency
 from service.usecases.context import Context
 from service.usecases.decks import deck_source
+from service.usecases.ports import KeyClaim
 from service.usecases.seats import require_game
 from service.usecases.tokens import new_append_id
 
@@ -23,12 +24,12 @@ FIELDS = {"R2": "tile", "R14": "expose"}
 
 
 def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
-                claim: tuple[str, str] | None) -> None:
+                claim: KeyClaim | None) -> None:
     """Decide `seat`'s move on `state` and append its events at the state's version, with a
-    snapshot when a hand was dealt and, for a claimed key (name, body hash), its record."""
+    snapshot when a hand was dealt and, for a claimed key, its final record."""
     expected = state.version
     events = decide(ctx, game_id, state, seat, body)
-    record = None if claim is None else (claim[0], idempotency.applied(claim[1], state.version))
+    record = None if claim is None else (claim, idempotency.applied(claim.body_hash, state.version))
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
     ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,

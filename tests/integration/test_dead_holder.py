@@ -1,7 +1,7 @@
 """A request SIGKILLed right after claiming its Idempotency-Key (issue 16, point 5), on a real
-redis-server: the retry answers 409 only while the dead process's liveness lasts (ALIVE_MS),
-then is served as that same request (200, the move appended once), not after the pending
-record's 30 seconds.
+redis-server: the retry waits while the dead process's liveness lasts (ALIVE_MS), then is
+served as that same request (200, the move appended once), not after the pending record's
+30 seconds; a retry while the holder lives answers 409 once its wait is over.
 
 The fault is injected at its exact point: a child process runs the real app's request path,
 whose append blocks once the key is claimed, and is killed there. Through gunicorn, a worker
@@ -28,7 +28,7 @@ from service.adapters import liveness
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.usecases.idempotency import body_hash, key_name
+from service.usecases.idempotency import body_hash, new_claim
 from service.usecases.ports import pending_record
 from tests.api.driver import auth, create
 from tests.integration import test_faults
@@ -138,7 +138,8 @@ def test_a_gunicorn_worker_killed_holding_a_key_leaves_it_to_the_retry_once_dead
         client.pexpire(alive, 200)  # beaten again by the worker's greenlet, or gone
         time.sleep(liveness.BEAT_S + 0.3)
         assert client.exists(alive)
-        client.set(key_name(game_id, seat, "k1"), pending_record(body_hash(move), holder), ex=30)
+        held = new_claim(game_id, seat, "k1", body_hash(move))
+        client.set(held.name, pending_record(held, holder), ex=30)
         assert call(port, "POST", path, move, headers)[0] == 409  # the worker lives
         os.kill(worker, signal.SIGKILL)
         killed = time.monotonic()

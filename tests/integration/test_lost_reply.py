@@ -1,9 +1,10 @@
-"""An append whose reply was lost (issue 16, point 2), on a real redis-server.
+"""An append or a claim whose reply was lost (issue 16, points 2 and 5), on a real
+redis-server.
 
-The fault is injected at its exact point: the first EVALSHA of the append script is sent and
-run by Redis, then its reply is left unread and the connection fails, as when the server dies
-right after running it. redis-py's retry policy (the one bootstrap gives the store) sends the
-script again on a new connection, which finds the log one append ahead.
+The fault is injected at its exact point: the first EVALSHA of the script is sent and run by
+Redis, then its reply is left unread and the connection fails, as when the server dies right
+after running it. redis-py's retry policy (the one bootstrap gives the store) sends the
+script again on a new connection, which finds the log one append ahead, or the key claimed.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import redis
 
 from service.adapters import redis_store
 from service.adapters.bootstrap import connect_store
-from service.adapters.redis_store import APPEND_LUA, RedisEventStore
+from service.adapters.redis_store import APPEND_LUA, BEGIN_LUA, RedisEventStore
 from service.usecases.ports import ConcurrencyError
-from tests.integration.test_store_contract import IDEM, events, pending, seqs
+from tests.integration.test_store_contract import IDEM, claim, events, pending, seqs
 from tests.workers import wait_until
 
 DONE = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
@@ -68,12 +69,12 @@ def test_a_retried_append_finds_its_own_append_and_returns(
         store: RedisEventStore, redis_client: redis.Redis,
         monkeypatch: pytest.MonkeyPatch) -> None:
     store.create("g1", events(1, 2), {})
-    store.idempotency_begin(IDEM, "h1")
+    store.idempotency_begin(claim("h1"))
     store.close()  # its heartbeat's SETs would count below
     redis_client.config_resetstat()
     sent = lose_the_next_reply(monkeypatch, redis_client)
     store.append("g1", 2, events(3, 4), snapshot={"version": 3, "state": {"turn": 1}},
-                 idempotency=(IDEM, DONE), append_id=secrets.token_hex(8))
+                 idempotency=(claim("h1"), DONE), append_id=secrets.token_hex(8))
     assert len(sent) == 2  # sent, run, its reply lost; sent again
     assert store.read("g1") == events(1, 4)  # exactly once
     assert store.load("g1") == ({"version": 3, "state": {"turn": 1}}, events(4, 4))
@@ -85,15 +86,27 @@ def test_a_retried_append_finds_another_writers_append_and_raises(
         store: RedisEventStore, redis_client: redis.Redis, redis_url: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     store.create("g1", events(1, 2), {})
-    store.idempotency_begin(IDEM, "h1")
+    store.idempotency_begin(claim("h1"))
     with connect_store(redis_url) as other_client:
         RedisEventStore(other_client).append("g1", 2, events(3, 3),
                                              append_id=secrets.token_hex(8))
     sent = lose_the_next_reply(monkeypatch, redis_client)
     with pytest.raises(ConcurrencyError) as raised:
-        store.append("g1", 2, events(3, 3), idempotency=(IDEM, DONE),
+        store.append("g1", 2, events(3, 3), idempotency=(claim("h1"), DONE),
                      append_id=secrets.token_hex(8))
     assert raised.value.current_version == 3
     assert len(sent) == 2
     assert seqs(store.read("g1")) == [1, 2, 3]
     assert json.loads(redis_client.get(IDEM) or "") == pending("h1")
+
+
+def test_a_claim_sent_again_finds_itself_claimed_not_pending(
+        store: RedisEventStore, redis_client: redis.Redis,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its first run claimed the key; the second finds this very claim's record (its nonce)."""
+    redis_client.script_load(BEGIN_LUA)
+    sent = lose_the_next_reply(monkeypatch, redis_client, BEGIN_LUA)
+    assert store.idempotency_begin(claim("h1")) is None
+    assert len(sent) == 2
+    assert json.loads(redis_client.get(IDEM) or "") == pending("h1", nonce="n1")
+    assert store.idempotency_begin(claim("h1", "n2")) == pending("h1", nonce="n1")

@@ -24,16 +24,30 @@ from service.adapters.bootstrap import build, connect_store
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
 from service.entry.redis_server import free_port
-from service.usecases.ports import ConcurrencyError, EventStore, StoreError, StoreUnavailable
+from service.usecases.ports import (
+    ConcurrencyError,
+    EventStore,
+    KeyClaim,
+    KeyTaken,
+    StoreError,
+    StoreUnavailable,
+)
 from tests.local_cluster import LocalCluster
 from tests.memory_store import InMemoryEventStore
 
 IDEM = "game:{g1}:idem:0:k1"
 
 
-def pending(body_hash: str, holder: Any = ANY) -> dict[str, Any]:
-    """Return the record of a key pending for a body (held by `holder`, any by default)."""
-    return {"state": "pending", "body_hash": body_hash, "holder": holder}
+def claim(body_hash: str, nonce: str = "n1", name: str = IDEM) -> KeyClaim:
+    """Return a request's claim of the key IDEM (or `name`) for a body of hash `body_hash`;
+    its nonce tells it from another request's claim."""
+    return KeyClaim(name, body_hash, nonce)
+
+
+def pending(body_hash: str, holder: Any = ANY, nonce: Any = ANY) -> dict[str, Any]:
+    """Return the record of a key pending for a body (held by `holder` for the claim of
+    `nonce`, any by default)."""
+    return {"state": "pending", "body_hash": body_hash, "holder": holder, "nonce": nonce}
 
 
 def event(seq: int, **data: Any) -> dict[str, Any]:
@@ -179,61 +193,91 @@ class StoreContract:
         assert store.load("g1") == ({"version": 6, "state": {"turn": 2}}, events(7, 7))
 
     def test_idempotency_begin_claims_a_key_once(self, store: EventStore) -> None:
-        assert store.idempotency_begin(IDEM, "h1") is None
-        assert store.idempotency_begin(IDEM, "h2") == pending("h1")
+        assert store.idempotency_begin(claim("h1")) is None
+        assert store.idempotency_begin(claim("h2", "n2")) == pending("h1", nonce="n1")
+
+    def test_a_claim_sent_again_finds_itself_claimed_and_no_other_claim_does(
+            self, store: EventStore) -> None:
+        """Its reply was lost and it was sent again: the same nonce is the same claim; another
+        request's claim, of this very process and body, finds the key pending."""
+        assert store.idempotency_begin(claim("h1")) is None
+        assert store.idempotency_begin(claim("h1")) is None
+        assert store.idempotency_begin(claim("h1", "n2")) == pending("h1", nonce="n1")
 
     def test_idempotency_finish_stores_the_final_record(self, store: EventStore) -> None:
-        store.idempotency_begin(IDEM, "h1")
+        store.idempotency_begin(claim("h1"))
         done = {"state": "done", "body_hash": "h1", "problem": {"status": 422}}
-        assert store.idempotency_finish(IDEM, json.dumps(done)) is None
-        assert store.idempotency_begin(IDEM, "h1") == done
-        store.idempotency_finish("game:{g1}:idem:0:k2", json.dumps(done))  # its claim expired
-        assert store.idempotency_begin("game:{g1}:idem:0:k2", "h1") == done
+        assert store.idempotency_finish(claim("h1"), json.dumps(done)) is None
+        assert store.idempotency_begin(claim("h1", "n2")) == done
+        expired = claim("h1", name="game:{g1}:idem:0:k2")
+        store.idempotency_finish(expired, json.dumps(done))  # its claim expired
+        assert store.idempotency_begin(expired._replace(nonce="n2")) == done
 
-    def test_idempotency_abort_releases_only_a_pending_key(self, store: EventStore) -> None:
-        store.idempotency_begin(IDEM, "h1")
-        store.idempotency_abort(IDEM)
-        assert store.idempotency_begin(IDEM, "h2") is None
-        store.idempotency_finish(IDEM, json.dumps({"state": "done", "body_hash": "h2"}))
-        store.idempotency_abort(IDEM)
-        assert store.idempotency_begin(IDEM, "h3") == {"state": "done", "body_hash": "h2"}
+    def test_idempotency_finish_of_another_claim_of_the_process_keeps_the_key(
+            self, store: EventStore) -> None:
+        store.idempotency_begin(claim("h1"))
+        done = {"state": "done", "body_hash": "h1", "version": 2}
+        assert store.idempotency_finish(claim("h1", "n2"), json.dumps(done)) == pending("h1")
+        assert store.idempotency_begin(claim("h1", "n3")) == pending("h1", nonce="n1")
+
+    def test_idempotency_abort_releases_only_the_claims_pending_key(
+            self, store: EventStore) -> None:
+        store.idempotency_begin(claim("h1"))
+        store.idempotency_abort(claim("h1", "n2"))  # another request's: kept
+        store.idempotency_abort(claim("h1"))
+        assert store.idempotency_begin(claim("h2", "n2")) is None
+        store.idempotency_finish(claim("h2", "n2"), json.dumps({"state": "done",
+                                                                "body_hash": "h2"}))
+        store.idempotency_abort(claim("h2", "n2"))
+        assert store.idempotency_begin(claim("h3", "n3")) == {"state": "done",
+                                                              "body_hash": "h2"}
 
     def test_a_pending_key_expires(self, store: EventStore) -> None:
-        store.idempotency_begin(IDEM, "h1", ttl_pending=1)
+        store.idempotency_begin(claim("h1"), ttl_pending=1)
         time.sleep(1.2)
-        assert store.idempotency_begin(IDEM, "h2") is None
+        assert store.idempotency_begin(claim("h2", "n2")) is None
 
     def test_append_sets_the_idempotency_record_in_the_same_step(
             self, store: EventStore) -> None:
         store.create("g1", events(1, 2), {})
-        store.idempotency_begin(IDEM, "h1")
+        store.idempotency_begin(claim("h1"))
         done = {"state": "done", "body_hash": "h1", "version": 2}
         with pytest.raises(ConcurrencyError):
-            store.append("g1", 1, events(2, 2), idempotency=(IDEM, json.dumps(done)))
-        assert store.idempotency_begin(IDEM, "h1") == pending("h1")
-        store.append("g1", 2, events(3, 3), idempotency=(IDEM, json.dumps(done)))
-        assert store.idempotency_begin(IDEM, "h1") == done
+            store.append("g1", 1, events(2, 2), idempotency=(claim("h1"), json.dumps(done)))
+        assert store.idempotency_begin(claim("h1", "n2")) == pending("h1", nonce="n1")
+        store.append("g1", 2, events(3, 3), idempotency=(claim("h1"), json.dumps(done)))
+        assert store.idempotency_begin(claim("h1", "n2")) == done
+
+    def test_an_append_whose_key_is_gone_lands_with_its_record(
+            self, store: EventStore) -> None:
+        """Its pending record expired, say: no other claim holds the key, none appended."""
+        store.create("g1", events(1, 2), {})
+        done = {"state": "done", "body_hash": "h1", "version": 2}
+        store.append("g1", 2, events(3, 3), idempotency=(claim("h1"), json.dumps(done)))
+        assert store.read("g1") == events(1, 3)
+        assert store.idempotency_begin(claim("h1", "n2")) == done
 
     @pytest.mark.parametrize("appends_after", [0, 2])
     def test_a_retried_append_that_landed_returns_and_writes_nothing_again(
             self, store: EventStore, appends_after: int) -> None:
         """Its reply was lost and the client sent it again, maybe after other appends."""
         store.create("g1", events(1, 2), {})
-        store.idempotency_begin(IDEM, "h1")
+        store.idempotency_begin(claim("h1"))
         done = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
-        ours = {"snapshot": {"version": 3, "state": {"turn": 1}}, "idempotency": (IDEM, done),
-                "append_id": "ours"}
+        ours = {"snapshot": {"version": 3, "state": {"turn": 1}},
+                "idempotency": (claim("h1"), done), "append_id": "ours"}
         store.append("g1", 2, events(3, 4), **ours)
         for version in range(4, 4 + appends_after):
             store.append("g1", version, events(version + 1, version + 1), append_id=f"x{version}",
                          snapshot={"version": version + 1, "state": {"turn": 2}})
         before = store.load("g1")
         other = json.dumps({"state": "done", "body_hash": "h1", "problem": {"status": 409}})
-        store.append("g1", 2, events(3, 4), **{**ours, "idempotency": (IDEM, other)})  # the
-        # retry (a record unlike the first, to see it is not written): no ConcurrencyError
+        store.append("g1", 2, events(3, 4), **{**ours, "idempotency": (claim("h1"), other)})
+        # the retry (a record unlike the first, to see it is not written): no ConcurrencyError,
+        # nor KeyTaken though the key is no longer pending (the append id is looked at first)
         assert store.read("g1") == events(1, 4 + appends_after)
         assert store.load("g1") == before
-        assert store.idempotency_begin(IDEM, "h1") == json.loads(done)
+        assert store.idempotency_begin(claim("h1", "n2")) == json.loads(done)
 
     def test_an_append_id_that_is_not_ours_still_raises(self, store: EventStore) -> None:
         store.create("g1", events(1, 2), {})
@@ -281,50 +325,76 @@ class StoreContract:
 
     def test_a_pending_key_names_its_live_holder_to_another_process(
             self, store: EventStore, sibling: EventStore) -> None:
-        store.idempotency_begin(IDEM, "h1")
-        seen = sibling.idempotency_begin(IDEM, "h1")
-        assert seen == pending("h1") and store.idempotency_begin(IDEM, "h1") == seen
+        store.idempotency_begin(claim("h1"))
+        seen = sibling.idempotency_begin(claim("h1", "n2"))
+        assert seen == pending("h1", nonce="n1")
+        assert store.idempotency_begin(claim("h1", "n3")) == seen
         assert sibling.holder_alive(seen["holder"]) and store.holder_alive(seen["holder"])
-        sibling.idempotency_begin(IDEM + "2", "h1")
-        assert store.idempotency_begin(IDEM + "2", "h1")["holder"] != seen["holder"]
-        assert sibling.idempotency_begin(IDEM, "h1", dead_holder="gone:1:x") == seen
+        sibling.idempotency_begin(claim("h1", name=IDEM + "2"))
+        assert store.idempotency_begin(claim("h1", "n2", IDEM + "2"))["holder"] != seen["holder"]
+        gone = {**seen, "holder": "gone:1:x"}
+        assert sibling.idempotency_begin(claim("h1", "n2"), orphan=gone) == seen
 
     def test_a_key_pending_for_a_dead_holder_is_claimed_over_once(
             self, store: EventStore, sibling: EventStore) -> None:
-        """Only for its own body, and only while that holder's record is there."""
-        sibling.idempotency_begin(IDEM, "h1")
-        dead = store.idempotency_begin(IDEM, "h1")["holder"]
+        """Only while that holder's record is there."""
+        sibling.idempotency_begin(claim("h1"))
+        dead = store.idempotency_begin(claim("h1", "n2"))
         sibling.close()  # as if SIGKILLed: its liveness is gone
-        assert store.holder_alive(dead) is False
-        assert store.idempotency_begin(IDEM, "h2", dead_holder=dead) == pending("h1", dead)
-        assert store.idempotency_begin(IDEM, "h1", dead_holder=dead) is None
-        ours = store.idempotency_begin(IDEM, "h1", dead_holder=dead)
-        assert ours == pending("h1") and ours["holder"] != dead
+        assert store.holder_alive(dead["holder"]) is False
+        assert store.idempotency_begin(claim("h1", "n2"), orphan=dead) is None
+        ours = store.idempotency_begin(claim("h1", "n3"), orphan=dead)
+        assert ours == pending("h1", nonce="n2") and ours["holder"] != dead["holder"]
         assert store.holder_alive(ours["holder"])
 
     def test_a_dead_holder_still_running_neither_answers_nor_releases_a_key_claimed_over(
             self, store: EventStore, sibling: EventStore) -> None:
-        sibling.idempotency_begin(IDEM, "h1")
-        dead = store.idempotency_begin(IDEM, "h1")["holder"]
+        sibling.idempotency_begin(claim("h1"))
+        dead = store.idempotency_begin(claim("h1", "n2"))
         sibling.close()  # thought dead, yet its request goes on
-        store.idempotency_begin(IDEM, "h1", dead_holder=dead)
-        ours = store.idempotency_begin(IDEM, "h1")
-        sibling.idempotency_abort(IDEM)
+        store.idempotency_begin(claim("h1", "n2"), orphan=dead)
+        ours = store.idempotency_begin(claim("h1", "n3"))
+        sibling.idempotency_abort(claim("h1"))
         stale = json.dumps({"state": "done", "body_hash": "h1", "problem": {"status": 412}})
-        assert sibling.idempotency_finish(IDEM, stale) == ours
+        assert sibling.idempotency_finish(claim("h1"), stale) == ours
         done = {"state": "done", "body_hash": "h1", "version": 3}
-        assert store.idempotency_finish(IDEM, json.dumps(done)) is None
-        assert sibling.idempotency_finish(IDEM, stale) == done
-        assert store.idempotency_begin(IDEM, "h1") == done
+        assert store.idempotency_finish(claim("h1", "n2"), json.dumps(done)) is None
+        assert sibling.idempotency_finish(claim("h1"), stale) == done
+        assert store.idempotency_begin(claim("h1", "n3")) == done
+
+    def test_a_dead_holder_still_running_appends_nothing_under_a_key_claimed_over(
+            self, store: EventStore, sibling: EventStore) -> None:
+        """Its append raises KeyTaken with the key's record (the taker's, pending or done),
+        and writes nothing: the taker may append the very same move (no double append)."""
+        store.create("g1", events(1, 2), {})
+        sibling.idempotency_begin(claim("h1"))
+        dead = store.idempotency_begin(claim("h1", "n2"))
+        sibling.close()  # thought dead, yet its request goes on
+        store.idempotency_begin(claim("h1", "n2"), orphan=dead)
+        taker = store.idempotency_begin(claim("h1", "n3"))
+        done = json.dumps({"state": "done", "body_hash": "h1", "version": 2})
+        late = {"idempotency": (claim("h1"), done), "append_id": "late",
+                "snapshot": {"version": 3, "state": {}}}
+        with pytest.raises(KeyTaken) as taken:
+            sibling.append("g1", 2, events(3, 3), **late)
+        assert taken.value.record == taker == pending("h1", nonce="n2")
+        assert store.load("g1") == (None, events(1, 2))
+        store.append("g1", 2, events(3, 3), idempotency=(claim("h1", "n2"), done),
+                     append_id="taker")
+        with pytest.raises(KeyTaken) as taken:  # on the log as it is now, after the taker's
+            sibling.append("g1", 3, events(4, 4), **late)
+        assert taken.value.record == json.loads(done)
+        assert store.load("g1") == (None, events(1, 3))
+        assert store.idempotency_begin(claim("h1", "n4")) == json.loads(done)
 
     def test_idempotency_abort_leaves_a_key_another_process_holds(
             self, store: EventStore, sibling: EventStore) -> None:
-        sibling.idempotency_begin(IDEM, "h1")
-        store.idempotency_abort(IDEM)
-        held = store.idempotency_begin(IDEM, "h1")
-        assert held == pending("h1") and sibling.holder_alive(held["holder"])
-        sibling.idempotency_abort(IDEM)
-        assert store.idempotency_begin(IDEM, "h1") is None
+        sibling.idempotency_begin(claim("h1"))
+        store.idempotency_abort(claim("h1"))
+        held = store.idempotency_begin(claim("h1", "n2"))
+        assert held == pending("h1", nonce="n1") and sibling.holder_alive(held["holder"])
+        sibling.idempotency_abort(claim("h1"))
+        assert store.idempotency_begin(claim("h1", "n2")) is None
 
     def test_ping(self, store: EventStore) -> None:
         assert store.ping() is True
@@ -347,8 +417,8 @@ class TestRedisStore(StoreContract):
                                              redis_client: redis.Redis) -> None:
         """A process's liveness key lives ALIVE_MS after each beat, one every BEAT_S, and
         goes when it closes."""
-        store.idempotency_begin(IDEM, "h1")
-        holder = store.idempotency_begin(IDEM, "h1")["holder"]
+        store.idempotency_begin(claim("h1"))
+        holder = store.idempotency_begin(claim("h1", "n2"))["holder"]
         alive = liveness.alive_key(holder)
         assert 0 < redis_client.pttl(alive) <= liveness.ALIVE_MS
         redis_client.pexpire(alive, 200)  # as if its last beat were late
@@ -363,8 +433,8 @@ class TestRedisStore(StoreContract):
                                               redis_client: redis.Redis) -> None:
         store.create("g1", events(1, 1), {"a": "1"})
         store.append("g1", 1, events(2, 2), snapshot={"version": 2, "state": {}},
-                     idempotency=(IDEM, "{}"))
-        names = sorted(name.decode() for name in redis_client.keys("*"))
+                     idempotency=(claim("h1"), "{}"))
+        names = sorted(name.decode() for name in redis_client.keys("game:*"))  # not holder:*
         assert names == sorted([IDEM, "game:{g1}:events", "game:{g1}:meta", "game:{g1}:snap"])
         assert len({key_slot(name.encode()) for name in names}) == 1
         assert redis_client.type("game:{g1}:events") == b"stream"

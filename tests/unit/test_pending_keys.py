@@ -1,16 +1,22 @@
 """An Idempotency-Key left pending by a process that died (issue 16, point 5): the retry is
 served at once as that same request, over the in-memory store, whose siblings play the
-other processes; a key held by a live process still answers 409."""
+other processes. A retry that finds the key pending for a live process waits, a little over
+a holder's liveness, for the key to be answered, released or its holder dead; only then does
+it answer 409. A process taken for dead whose key was taken over appends nothing."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from service.usecases import errors
+from service.adapters import liveness
+from service.usecases import errors, idempotency
 from service.usecases.games import Games
-from service.usecases.idempotency import body_hash, key_name
+from service.usecases.idempotency import body_hash, new_claim
+from service.usecases.ports import KeyClaim, StoreUnavailable
 from tests.memory_store import InMemoryEventStore
 from tests.unit import test_usecases
 from tests.unit.test_usecases import AT, FakeTurnQueue, to_move
@@ -34,12 +40,39 @@ def moves_of(store: InMemoryEventStore, game_id: str, after: int) -> list[dict[s
             if e["type"] in ("tile_played", "tile_drawn", "passed")]
 
 
+def claim_of(turn: Turn) -> KeyClaim:
+    """Return a new request's claim of KEY for the turn's move."""
+    game_id, _, seat, move = turn
+    return new_claim(game_id, seat, KEY, body_hash(move))
+
+
 def left_pending(store: InMemoryEventStore, game_id: str, seat: int,
                  move: dict[str, Any]) -> InMemoryEventStore:
     """Claim KEY for `move` as another process's request does, and return that process."""
     other = store.sibling()
-    assert other.idempotency_begin(key_name(game_id, seat, KEY), body_hash(move)) is None
+    assert other.idempotency_begin(claim_of((game_id, 0, seat, move))) is None
     return other
+
+
+def before_the_second_look(store: InMemoryEventStore, monkeypatch: pytest.MonkeyPatch,
+                           action: Callable[[], object]) -> list[int]:
+    """Run `action` once the claims of `store` have looked at a key once and waited, before
+    they look again; return the list that counts their looks."""
+    begin, looks = store.idempotency_begin, [0]
+
+    def look(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        looks[0] += 1
+        if looks[0] == 2:
+            action()
+        return begin(*args, **kwargs)
+
+    monkeypatch.setattr(store, "idempotency_begin", look)
+    return looks
+
+
+def test_a_claim_waits_a_little_over_a_holders_liveness() -> None:
+    """So that a holder SIGKILLed as the wait starts is seen dead before it ends."""
+    assert liveness.ALIVE_MS / 1000 < idempotency.WAIT_S <= liveness.ALIVE_MS / 1000 + 1
 
 
 def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
@@ -53,13 +86,42 @@ def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
     assert again.table.version == landed.table.version == store.version(game_id)
 
 
-def test_a_key_pending_for_a_live_process_still_answers_409(
-        games: Games, store: InMemoryEventStore, turn: Turn) -> None:
+def test_a_key_pending_for_a_live_process_answers_409_once_the_wait_is_over(
+        games: Games, store: InMemoryEventStore, turn: Turn,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     game_id, version, seat, move = turn
+    monkeypatch.setattr(idempotency, "WAIT_S", 0.3)
     left_pending(store, game_id, seat, move)  # its request is still running
+    started = time.monotonic()
     with pytest.raises(errors.KeyPending):
         games.move(game_id, seat, move, None, KEY)
+    assert time.monotonic() - started >= 0.3
     assert store.version(game_id) == version
+
+
+@pytest.mark.parametrize("meanwhile", ["dies", "releases it", "answers it"])
+def test_a_retry_waits_while_a_live_process_holds_its_key_and_is_served_once(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue, turn: Turn,
+        monkeypatch: pytest.MonkeyPatch, meanwhile: str) -> None:
+    """The holder is SIGKILLed (its liveness lasts a while yet), its request fails and
+    releases the key (as a later beat does after a 503), or its request lands the move: the
+    retry, waiting, is served as that same request, and the move lands once."""
+    game_id, version, seat, move = turn
+    holder = store.sibling()
+    held = claim_of(turn)
+    assert holder.idempotency_begin(held) is None
+
+    def answer() -> None:
+        holder.idempotency_abort(held)
+        Games(holder, queue, lambda: AT).move(game_id, seat, move, None, KEY)
+
+    action = {"dies": holder.close, "releases it": lambda: holder.idempotency_abort(held),
+              "answers it": answer}[meanwhile]
+    looks = before_the_second_look(store, monkeypatch, action)
+    served = games.move(game_id, seat, move, None, KEY)
+    assert looks[0] >= 2  # it waited, and looked again
+    assert served.table.version == store.version(game_id) > version
+    assert len(moves_of(store, game_id, version)) == 1
 
 
 def test_a_dead_processs_key_is_not_taken_over_for_another_body(
@@ -106,3 +168,42 @@ def test_a_process_thought_dead_whose_key_was_taken_over_answers_as_the_taker(
     assert answered.table.version == taken[0] == store.version(game_id)
     assert len(moves_of(store, game_id, version)) == 1
     assert games.move(game_id, seat, move, None, KEY).table.version == taken[0]
+
+
+def test_a_process_thought_dead_appends_nothing_once_its_key_is_taken_over(
+        store: InMemoryEventStore, queue: FakeTurnQueue, turn: Turn,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """It stalled after deciding its move, was taken for dead, and a retry took its key over
+    and still runs (it may append the same move, or has, at a later version): the stalled
+    append lands nothing, and its answer is the key's now, 409 while the retry runs."""
+    game_id, version, seat, move = turn
+    stalled, retry = store.sibling(), claim_of(turn)
+    append = stalled.append
+
+    def late_append(*args: Any, **kwargs: Any) -> None:
+        stalled.close()
+        found = store.idempotency_begin(retry)
+        assert found is not None and store.idempotency_begin(retry, orphan=found) is None
+        append(*args, **kwargs)
+
+    monkeypatch.setattr(stalled, "append", late_append)
+    with pytest.raises(errors.KeyPending):
+        Games(stalled, queue, lambda: AT).move(game_id, seat, move, None, KEY)
+    assert store.version(game_id) == version
+    assert store.idempotency_begin(retry) is None  # still the retry's claim
+
+
+def test_a_refusal_that_cannot_be_kept_releases_its_key(
+        games: Games, store: InMemoryEventStore, turn: Turn,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis went away as the refusal was being kept (503): the key is not left pending."""
+    game_id, version, seat, move = turn
+
+    def unavailable(*args: Any, **kwargs: Any) -> None:
+        raise StoreUnavailable("redis: gone")
+
+    with monkeypatch.context() as down:
+        down.setattr(store, "idempotency_finish", unavailable)
+        with pytest.raises(StoreUnavailable):
+            games.move(game_id, 1 - seat, move, None, KEY)  # out of turn (R4)
+    assert store.idempotency_begin(claim_of((game_id, version, 1 - seat, move))) is None

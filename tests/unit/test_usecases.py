@@ -11,9 +11,8 @@ from service.game import events as ev
 from service.game.state import GameState
 from service.game.views import view
 from service.rules.moves import Move
-from service.usecases import errors
+from service.usecases import errors, idempotency
 from service.usecases.games import Games
-from service.usecases.idempotency import body_hash, key_name
 from service.usecases.tokens import token_hash
 from tests.memory_store import InMemoryEventStore
 
@@ -213,10 +212,13 @@ def test_a_key_sent_again_with_another_body_is_refused_as_reused(
 
 
 def test_a_key_whose_first_request_is_still_running_is_pending(
-        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     game_id, _ = humans
     version, seat, move = to_move(games, game_id)
-    assert store.idempotency_begin(key_name(game_id, seat, "key-1"), body_hash(move)) is None
+    monkeypatch.setattr(idempotency, "WAIT_S", 0.0)  # its holder lives: no wait ends it
+    first = idempotency.new_claim(game_id, seat, "key-1", idempotency.body_hash(move))
+    assert store.idempotency_begin(first) is None
     with pytest.raises(errors.KeyPending):
         games.move(game_id, seat, move, None, "key-1")
     assert store.version(game_id) == version
