@@ -33,6 +33,7 @@ from service.adapters.redis_store import (
     game_key,
 )
 from service.adapters.settings import Settings
+from service.adapters.turn_queue import job_id
 from service.api.app import create_app
 from service.entry.cli import main as spinner
 from service.entry.redis_server import RedisServer
@@ -246,3 +247,29 @@ def test_every_script_call_touches_one_slot_on_its_master(
 
 def _sha(script: str) -> str:
     return hashlib.sha1(script.encode()).hexdigest()
+
+
+def test_a_turn_a_dead_worker_took_is_healed_by_a_read_on_the_cluster(
+        cluster: LocalCluster, queue_url: str) -> None:
+    """On a cluster store a game stayed stuck 11 minutes while read every 5 s (issue 16): a
+    turn whose job a worker took (rq's LMOVE into its intermediate list) and never started,
+    as when it is killed right then, is queued again by a read once the stuck time is past."""
+    built = build(Settings(redis_url=cluster.url, queue_redis_url=queue_url,
+                           ai_stuck_after_s=0.5, rate_limit_per_address=HIGH,
+                           rate_limit_per_token=HIGH))
+    client = create_app({"TESTING": True}, services=built).test_client()
+    game_id, _ = create(client, seats=2, hands=1, seed=11, ai={0: "greedy", 1: "greedy"})
+    queue, job = built.queue.queue, job_id(game_id, built.store.version(game_id))
+    try:
+        assert queue.connection.lrem(queue.key, 0, job) == 1  # taken by a worker, which died
+        queue.connection.lpush(queue.intermediate_queue_key, job)
+        assert client.get(f"/v1/games/{game_id}").status_code == 200  # seen taken: not yet
+        assert job not in queue.job_ids
+        time.sleep(1.2)  # past the stuck time, and past the grace of a job just taken
+        assert client.get(f"/v1/games/{game_id}").status_code == 200
+        assert job in queue.job_ids
+        assert job.encode() not in queue.connection.lrange(queue.intermediate_queue_key, 0, -1)
+    finally:
+        queue.connection.lrem(queue.key, 0, job)
+        built.store.client.close()
+        built.queue.connection.close()
