@@ -11,7 +11,7 @@ from service.rules.opening import (
     opens_search,
     tiles_per_hand,
 )
-from service.rules.tiles import BY_TEXT, Tile
+from service.rules.tiles import Tile
 
 END_IDS: Final = [f"e{i}" for i in range(128)]
 """End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them. A list, so
@@ -187,12 +187,12 @@ class Hand:
     def from_dict(cls, data: dict[str, Any]) -> Hand:
         """Rebuild a hand from `to_dict` output."""
         hand = cls(data["number"], data["rule"], data["seats"], data["shuffler"])
-        hand.tiles = [[BY_TEXT[t] for t in held] for held in data["tiles"]]
-        hand.boneyard = [BY_TEXT[t] for t in data["boneyard"]]
+        hand.tiles = [[Tile.parse(t) for t in held] for held in data["tiles"]]
+        hand.boneyard = [Tile.parse(t) for t in data["boneyard"]]
         hand.set_ends(data["ends"])
         hand.obligations = list(data["obligations"])
-        hand.layout = [(BY_TEXT[t], end, x) for t, end, x in data["layout"]]
+        hand.layout = [(Tile.parse(t), end, x) for t, end, x in data["layout"]]
         hand.next_end, hand.turn, hand.passes = data["next_end"], data["turn"], data["passes"]
-        hand.openers = tuple(BY_TEXT[t] for t in data["openers"])
-        hand.drawn = BY_TEXT[data["drawn"]] if data["drawn"] else None
+        hand.openers = tuple(Tile.parse(t) for t in data["openers"])
+        hand.drawn = Tile.parse(data["drawn"]) if data["drawn"] else None
         return hand

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from service.rules.errors import MalformedMove
-from service.rules.tiles import Tile, parse_tile
+from service.rules.tiles import Tile
 
 ACTIONS = ("play", "draw", "pass")
 
@@ -29,7 +29,7 @@ class Move(NamedTuple):
         expose = body.get("expose")
         if expose is not None and (type(expose) is not int or not 0 <= expose <= 9):
             raise MalformedMove("R14", f"expose {expose!r} is not a number 0-9")
-        return Move("play", parse_tile(body.get("tile")), body.get("end"), expose)
+        return Move("play", Tile.parse(body.get("tile")), body.get("end"), expose)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the request form, e.g. `{"action": "draw"}`."""

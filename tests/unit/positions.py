@@ -24,7 +24,7 @@ from service.rules.errors import IllegalMove
 from service.rules.hand import Hand
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import opening_double, opening_value, tiles_per_hand
-from service.rules.tiles import TILES, Tile, parse_tile
+from service.rules.tiles import TILES, Tile
 from service.rules.turns import legal_moves
 
 AT = "2024-05-01T12:00:00Z"
@@ -33,7 +33,7 @@ RULES = {"hands": 10, "opening": "draw"}
 
 def tiles(text: str) -> list[Tile]:
     """Return the tiles written in `text`, separated by spaces: `"3-S 5-6"`."""
-    return [parse_tile(t) for t in text.split()]
+    return [Tile.parse(t) for t in text.split()]
 
 
 def texts(held: Iterable[Tile]) -> list[str]:
@@ -48,7 +48,7 @@ def move(text: str) -> Move:
     parts = text.split()
     end = parts[1] if len(parts) > 1 else None
     expose = int(parts[2]) if len(parts) > 2 else None
-    return Move("play", parse_tile(parts[0]), end, expose)
+    return Move("play", Tile.parse(parts[0]), end, expose)
 
 
 def show(m: Move) -> str:
@@ -86,7 +86,7 @@ def position(text: str) -> Hand:
     hand.turn = int(parts.get("turn", 0))
     hand.passes = int(parts.get("passes", 0))
     if "drawn" in parts:
-        hand.drawn = parse_tile(parts["drawn"])
+        hand.drawn = Tile.parse(parts["drawn"])
         if hand.drawn not in hand.tiles[hand.turn]:
             hand.tiles[hand.turn].append(hand.drawn)
     everything = [t for h in hand.tiles for t in h] + hand.boneyard + layout

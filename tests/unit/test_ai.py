@@ -14,7 +14,7 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.matching import MATCHES
 from service.rules.moves import DRAW, Move
-from service.rules.tiles import TILES, parse_tile
+from service.rules.tiles import TILES, Tile
 from service.rules.turns import check_move
 from service.usecases.decks import deck_source
 from tests.harness.selfplay import AT
@@ -107,19 +107,19 @@ def test_R25_no_level_sees_hidden_tiles(level: str) -> None:
 def test_greedy_sheds_its_highest_tile() -> None:
     match = game_at("0: 2-3 6-7 4-5 | 1: 0-0 | ends: e1=3 e2=7 e3=5 | turn 0")
     move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert move == Move("play", parse_tile("6-7"), "e2", 6)
+    assert move == Move("play", Tile.parse("6-7"), "e2", 6)
 
 
 def test_greedy_holds_a_spinner_back_while_another_tile_plays() -> None:
     match = game_at("0: 1-2 8-S | 1: 0-0 | ends: e1=2 | turn 0")
     move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert move.tile == parse_tile("1-2")
+    assert move.tile == Tile.parse("1-2")
 
 
 def test_greedy_leaves_the_value_it_can_follow() -> None:
     match = game_at("0: 3-S 1-7 2-7 | 1: 0-0 | ends: e1=3 | turn 0")
     move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert (move.tile, move.expose) == (parse_tile("3-S"), 7)
+    assert (move.tile, move.expose) == (Tile.parse("3-S"), 7)
 
 
 def drew_and_passed() -> tuple[GameState, list]:
@@ -160,7 +160,7 @@ def test_a_draw_since_the_pass_may_explain_one_such_tile() -> None:
 
 
 def test_the_opening_reveals_tiles_no_other_seat_was_dealt() -> None:
-    d9, d8, d7, d6, ss = (parse_tile(t) for t in ("9-9", "8-8", "7-7", "6-6", "S-S"))
+    d9, d8, d7, d6, ss = (Tile.parse(t) for t in ("9-9", "8-8", "7-7", "6-6", "S-S"))
     assert dealt_none_of(1, 0, d9, 1, "draw", searched=False) == frozenset()
     assert dealt_none_of(1, 0, ss, 1, "draw", searched=False) == {d9}
     assert dealt_none_of(0, 0, ss, 1, "draw", searched=False) == frozenset()
@@ -188,7 +188,7 @@ def test_expert_opens_with_the_heavier_of_two_doubles_it_may_open_with() -> None
 def test_expert_searches_one_move_per_distinct_outcome() -> None:
     match = game_at("0: 3-4 5-S | 1: 0-0 | ends: e1=3 e2=3 e3=5 | owed: | turn 0")
     moves = expert.candidates(seat_view(match.state, 0))
-    assert len([m for m in moves if m.tile == parse_tile("3-4")]) == 1  # e1 and e2 are alike
-    assert len([m for m in moves if m.tile == parse_tile("5-S")]) == (
+    assert len([m for m in moves if m.tile == Tile.parse("3-4")]) == 1  # e1 and e2 are alike
+    assert len([m for m in moves if m.tile == Tile.parse("5-S")]) == (
         1 + expert.EXPOSE_CHOICES)  # on a 3 end it leaves 5; on the 5 end, the best values
     assert tiles("3-4 5-S") == sorted({m.tile for m in moves}, key=index)

@@ -5,7 +5,7 @@ import pytest
 from service.game import events as ev
 from service.rules.errors import IllegalMove, OutOfTurn
 from service.rules.opening import opening_double
-from service.rules.tiles import TILES, parse_tile
+from service.rules.tiles import TILES, Tile
 
 from .positions import deck, game_at, shuffled, start, start_from, texts
 
@@ -122,7 +122,7 @@ def test_R8_a_player_holding_both_may_open_with_either():
         match = start(["1-2", "9-9 S-S", "3-4"])
         assert sorted(match.legal(1)) == ["9-9", "S-S"]
         match.play(1, opener)
-        assert match.hand.layout[0][0] is parse_tile(opener)
+        assert match.hand.layout[0][0] is Tile.parse(opener)
         assert list(match.hand.ends.values()) == [9, 9, 9, 9]
 
 
@@ -195,7 +195,7 @@ def test_R10_the_opener_must_first_play_the_opening_double_alone_in_the_centre()
 def test_R10_after_the_opening_double_play_passes_to_the_next_seat():
     match = start(["1-2", "9-9 1-9", "3-4"])
     match.play(1, "9-9")
-    assert match.hand.layout == [(parse_tile("9-9"), None, 9)]
+    assert match.hand.layout == [(Tile.parse("9-9"), None, 9)]
     assert match.state.turn == 2
     assert match.new[0]["data"]["end"] is None
 

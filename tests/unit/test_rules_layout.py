@@ -8,7 +8,7 @@ from service.game import events as ev
 from service.game.commands import make_move
 from service.rules.errors import IllegalMove, MalformedMove
 from service.rules.moves import Move
-from service.rules.tiles import parse_tile
+from service.rules.tiles import Tile
 
 from .positions import (
     AT,
@@ -56,7 +56,7 @@ def test_R11_end_ids_are_never_reused_within_a_hand():
 def test_R11_a_play_on_an_end_that_is_not_open_is_illegal_not_malformed(end):
     match = game_at("0: 5-6 1-1 | 1: 2-3 | ends: e2=6 e3=2 | turn 0")  # e1 was covered
     with pytest.raises(IllegalMove) as caught:
-        make_move(match.state, 0, Move("play", parse_tile("5-6"), end), match.shuffle, AT)
+        make_move(match.state, 0, Move("play", Tile.parse("5-6"), end), match.shuffle, AT)
     assert caught.value.rule == "R11"
     assert not isinstance(caught.value, MalformedMove)
 
