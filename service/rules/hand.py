@@ -11,6 +11,7 @@ from service.rules.opening import (
     opens_search,
     tiles_per_hand,
 )
+from service.rules.outcomes import after_pass
 from service.rules.tiles import Tile
 
 END_IDS: Final = [f"e{i}" for i in range(128)]
@@ -75,7 +76,7 @@ class Hand:
     def awaiting_server(self) -> bool:
         """Whether the server's own event comes next, so no seat may move: the R9 search, an
         R18 lift after a round of passes, or the end of the hand (R19 domino, R20 block)."""
-        return self.searching or not all(self.tiles) or self.round_of_passes() is not None
+        return self.searching or not all(self.tiles) or after_pass(self) is not None
 
     def next_seat(self, seat: int) -> int:
         """Return the seat to the left (R4)."""
@@ -134,13 +135,6 @@ class Hand:
         """Make `ends` (id -> value, oldest first) the open ends: for positions built directly."""
         self.ends = dict(ends)
         self.ends_by_value = index_by_value(ends)
-
-    def round_of_passes(self) -> str | None:
-        """After a pass: `lift` (R18) or `block` (R20) once every seat has passed in a row
-        with the boneyard empty, else None."""
-        if self.passes < self.seats:
-            return None
-        return "lift" if self.obligations else "block"
 
     def lift_obligations(self) -> None:
         """Lift every pending obligation (R18)."""

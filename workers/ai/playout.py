@@ -7,6 +7,7 @@ from typing import Final
 from service.rules.hand import Hand
 from service.rules.matching import EXPOSES, MATCHES, PLAYABLE_ON
 from service.rules.moves import Move
+from service.rules.outcomes import LIFT, after_pass, after_play
 from service.rules.scoring import hand_result
 from service.rules.tiles import TILES, Tile
 from service.rules.turns import targets
@@ -95,12 +96,13 @@ def default_play(hand: Hand, seat: int) -> Play | None:
 
 def _play(hand: Hand, seat: int, tile: Tile, end: str | None, expose: int) -> bool:
     hand.apply_play(seat, tile, end, expose, hand.new_end_ids(tile, end))
-    return not hand.tiles[seat]  # R19
+    return after_play(hand, seat) is not None  # R19
 
 
 def _pass(hand: Hand, seat: int) -> bool:
     hand.apply_pass(seat)
-    outcome = hand.round_of_passes()
-    if outcome == "lift":  # R18
+    outcome = after_pass(hand)
+    if outcome == LIFT:  # R18
         hand.lift_obligations()
-    return outcome == "block"  # R20
+        return False
+    return outcome is not None  # R20
