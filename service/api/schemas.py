@@ -22,7 +22,7 @@ from marshmallow import (
 from service.rules.errors import MalformedMove
 from service.rules.moves import ACTIONS
 from service.rules.opening import OPENING_RULES
-from service.rules.tiles import parse_tile
+from service.rules.tiles import Tile
 
 LEVELS = ("random", "greedy", "expert")
 
@@ -109,7 +109,7 @@ class MoveIn(Schema):
     @validates("tile")
     def _tile_in_notation(self, value: str, **_: Any) -> None:
         try:
-            parse_tile(value)
+            Tile.parse(value)
         except MalformedMove as error:
             raise ValidationError(error.detail) from error
 

@@ -9,7 +9,7 @@ from service.game import events as ev
 from service.game.commands import create_game, make_move
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
-from service.rules.tiles import BY_TEXT, TILES, Tile
+from service.rules.tiles import TILES, Tile
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
 
@@ -79,7 +79,7 @@ class _Checker:
 
 
 def _deck(event: ev.Event) -> list[Tile]:
-    deck = [BY_TEXT[t] for t in event["data"]["deck"]]
+    deck = [Tile.parse(t) for t in event["data"]["deck"]]
     if sorted(t.index for t in deck) != list(range(len(TILES))):
         raise ValueError(f"hand {event['data']['hand_number']}'s deck is not the 66 tiles")
     return deck
@@ -91,4 +91,4 @@ def _move(event: ev.Event) -> Move:
     if event["type"] == ev.PASSED:
         return PASS
     data = event["data"]
-    return Move("play", BY_TEXT[data["tile"]], data["end"], data["expose"])
+    return Move("play", Tile.parse(data["tile"]), data["end"], data["expose"])

@@ -11,6 +11,7 @@ from service.rules.errors import OutOfTurn
 from service.rules.hand import Hand
 from service.rules.moves import Move
 from service.rules.opening import opening_double, tiles_per_hand
+from service.rules.outcomes import LIFT, after_pass, after_play
 from service.rules.scoring import hand_result, match_winners
 from service.rules.tiles import Tile
 from service.rules.turns import check_move
@@ -72,18 +73,22 @@ def _play(state: GameState, events: list[ev.Event], at: str | None, hand: Hand, 
     _record(state, events, at, ev.TILE_PLAYED, seat, {
         "tile": tile.text, "end": end, "expose": expose, "new_ends": hand.new_end_ids(tile, end),
     })
-    if not hand.tiles[seat]:  # R19
-        _end_hand(state, events, at, hand, "domino")
+    _follow(state, events, at, hand, after_play(hand, seat))
 
 
 def _pass(state: GameState, events: list[ev.Event], at: str | None, hand: Hand,
           seat: int) -> None:
     _record(state, events, at, ev.PASSED, seat, {})
-    outcome = hand.round_of_passes()
-    if outcome == "lift":  # R18
+    _follow(state, events, at, hand, after_pass(hand))
+
+
+def _follow(state: GameState, events: list[ev.Event], at: str | None, hand: Hand,
+            outcome: str | None) -> None:
+    """Record what the move led to: an R18 lift, or the end of the hand (R19, R20)."""
+    if outcome == LIFT:
         _record(state, events, at, ev.OBLIGATION_LIFTED, None, {"ends": list(hand.obligations)})
-    elif outcome == "block":  # R20
-        _end_hand(state, events, at, hand, "blocked")
+    elif outcome is not None:
+        _end_hand(state, events, at, hand, outcome)
 
 
 def _end_hand(state: GameState, events: list[ev.Event], at: str | None, hand: Hand,

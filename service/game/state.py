@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 from service.game import events as ev
 from service.rules.hand import Hand
-from service.rules.tiles import BY_TEXT
+from service.rules.tiles import Tile
 
 
 class GameState:
@@ -82,7 +82,7 @@ def _game_created(state: GameState, seat: int | None, data: dict[str, Any]) -> N
 
 
 def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    deck = list(map(BY_TEXT.__getitem__, data["deck"]))
+    deck = list(map(Tile.parse, data["deck"]))
     state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
                            data["shuffler"], state.seats)
     state.hand_seq = state.version + 1
@@ -90,7 +90,7 @@ def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> N
 
 
 def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    hand, tile = state.hand or _no_hand(), BY_TEXT[data["tile"]]
+    hand, tile = state.hand or _no_hand(), Tile.parse(data["tile"])
     assert seat is not None
     if data["reason"] == "search":
         hand.apply_search_draw(seat, tile)
@@ -100,7 +100,7 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    (state.hand or _no_hand()).apply_play(seat, BY_TEXT[data["tile"]], data["end"],
+    (state.hand or _no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
                                           data["expose"], data["new_ends"])
 
 

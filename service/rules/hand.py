@@ -11,7 +11,8 @@ from service.rules.opening import (
     opens_search,
     tiles_per_hand,
 )
-from service.rules.tiles import BY_TEXT, Tile
+from service.rules.outcomes import after_pass
+from service.rules.tiles import Tile
 
 END_IDS: Final = [f"e{i}" for i in range(128)]
 """End ids by number, made once: a hand opens at most 4 + 3 * 10 + 55 of them. A list, so
@@ -75,7 +76,7 @@ class Hand:
     def awaiting_server(self) -> bool:
         """Whether the server's own event comes next, so no seat may move: the R9 search, an
         R18 lift after a round of passes, or the end of the hand (R19 domino, R20 block)."""
-        return self.searching or not all(self.tiles) or self.round_of_passes() is not None
+        return self.searching or not all(self.tiles) or after_pass(self) is not None
 
     def next_seat(self, seat: int) -> int:
         """Return the seat to the left (R4)."""
@@ -135,13 +136,6 @@ class Hand:
         self.ends = dict(ends)
         self.ends_by_value = index_by_value(ends)
 
-    def round_of_passes(self) -> str | None:
-        """After a pass: `lift` (R18) or `block` (R20) once every seat has passed in a row
-        with the boneyard empty, else None."""
-        if self.passes < self.seats:
-            return None
-        return "lift" if self.obligations else "block"
-
     def lift_obligations(self) -> None:
         """Lift every pending obligation (R18)."""
         self.obligations.clear()
@@ -187,12 +181,12 @@ class Hand:
     def from_dict(cls, data: dict[str, Any]) -> Hand:
         """Rebuild a hand from `to_dict` output."""
         hand = cls(data["number"], data["rule"], data["seats"], data["shuffler"])
-        hand.tiles = [[BY_TEXT[t] for t in held] for held in data["tiles"]]
-        hand.boneyard = [BY_TEXT[t] for t in data["boneyard"]]
+        hand.tiles = [[Tile.parse(t) for t in held] for held in data["tiles"]]
+        hand.boneyard = [Tile.parse(t) for t in data["boneyard"]]
         hand.set_ends(data["ends"])
         hand.obligations = list(data["obligations"])
-        hand.layout = [(BY_TEXT[t], end, x) for t, end, x in data["layout"]]
+        hand.layout = [(Tile.parse(t), end, x) for t, end, x in data["layout"]]
         hand.next_end, hand.turn, hand.passes = data["next_end"], data["turn"], data["passes"]
-        hand.openers = tuple(BY_TEXT[t] for t in data["openers"])
-        hand.drawn = BY_TEXT[data["drawn"]] if data["drawn"] else None
+        hand.openers = tuple(Tile.parse(t) for t in data["openers"])
+        hand.drawn = Tile.parse(data["drawn"]) if data["drawn"] else None
         return hand

@@ -40,9 +40,12 @@ class Tile:
         self.text = f"{_half(lo)}-{_half(hi)}"
 
     @staticmethod
-    def parse(text: str) -> Tile:
-        """Return the tile written `text` in the notation of R2, or raise MalformedMove."""
-        return parse_tile(text)
+    def parse(text: object) -> Tile:
+        """Return the tile written `text` (R2), or raise MalformedMove naming the canonical form."""
+        try:
+            return _BY_TEXT[text]  # the usual case first: one look-up, no other work
+        except (KeyError, TypeError):  # TypeError: `text` is unhashable, so not a tile either
+            raise _malformed(text) from None
 
     def __str__(self) -> str:
         return self.text
@@ -51,7 +54,7 @@ class Tile:
         return f"Tile.parse({self.text!r})"
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
-        return (parse_tile, (self.text,))
+        return (Tile.parse, (self.text,))
 
 
 def _build_set() -> tuple[Tile, ...]:
@@ -63,9 +66,9 @@ def _build_set() -> tuple[Tile, ...]:
 TILES: Final = _build_set()
 """The 66 tiles of R1: the double-nine set, then `0-S` … `9-S`, then `S-S`."""
 
-BY_TEXT: Final = {t.text: t for t in TILES}
+_BY_TEXT: Final[dict[object, Tile]] = {t.text: t for t in TILES}
 _BY_HALVES: Final = {(t.lo, t.hi): t for t in TILES}
-DOUBLE_SPINNER: Final = BY_TEXT["S-S"]
+DOUBLE_SPINNER: Final = _BY_TEXT["S-S"]
 
 
 def tile(lo: int, hi: int) -> Tile:
@@ -78,14 +81,11 @@ def double(n: int) -> Tile:
     return _BY_HALVES[(n, n)]
 
 
-def parse_tile(text: object) -> Tile:
-    """Return the tile written `text` (R2), or raise MalformedMove naming the canonical form."""
-    found = BY_TEXT.get(text) if isinstance(text, str) else None
-    if found is not None:
-        return found
+def _malformed(text: object) -> MalformedMove:
+    """The R2 error for `text`: not a tile at all, or a tile not written canonically."""
     match = _TEXT.match(text) if isinstance(text, str) else None
     if match is None:
-        raise MalformedMove("R2", f"{text!r} is not a tile: write A-B with digits 0-9 or S")
+        return MalformedMove("R2", f"{text!r} is not a tile: write A-B with digits 0-9 or S")
     a, b = (SPINNER if h == "S" else int(h) for h in match.groups())
     canonical = tile(a, b).text
-    raise MalformedMove("R2", f"{text!r} is not in canonical form: write {canonical!r}")
+    return MalformedMove("R2", f"{text!r} is not in canonical form: write {canonical!r}")

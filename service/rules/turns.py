@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Final, NoReturn
+from collections.abc import Mapping, Sequence
+from typing import Final, NoReturn, Protocol
 
 from service.rules.errors import IllegalMove, OutOfTurn
 from service.rules.hand import Hand
@@ -17,12 +18,24 @@ def target_ends(hand: Hand) -> list[tuple[str, int]]:
     return list(targets(hand).items())
 
 
-def targets(hand: Hand) -> dict[str, int]:
-    """Return the ends a play may go on now, id -> value (R17); read-only, may be `hand.ends`."""
-    owed = hand.obligations
+class Table(Protocol):
+    """What `targets` reads: a `Hand`, or one seat's view of it."""
+
+    @property
+    def ends(self) -> Mapping[str, int]:
+        """The open ends, id -> value (R11)."""
+
+    @property
+    def obligations(self) -> Sequence[str]:
+        """The end ids owed now (R17)."""
+
+
+def targets(table: Table) -> Mapping[str, int]:
+    """Return the ends a play may go on now, id -> value (R17); read-only, may be `.ends`."""
+    owed = table.obligations
     if not owed:
-        return hand.ends
-    ends, owed_ends = hand.ends, {}
+        return table.ends
+    ends, owed_ends = table.ends, {}
     for end in owed:  # a loop builds this small dict faster than a comprehension
         owed_ends[end] = ends[end]
     return owed_ends
@@ -50,7 +63,7 @@ leave (R13, R14). Moves are immutable, so listings share them and build none; a 
 under a hundred end ids, so the table stays small."""
 
 
-def plays_of(tile: Tile, ends: dict[str, int]) -> list[Move]:
+def plays_of(tile: Tile, ends: Mapping[str, int]) -> list[Move]:
     """Return every play of `tile` on `ends` (id -> value), end by end."""
     row, cached = EXPOSES[tile.index], PLAYS[tile.index]
     plays: list[Move] = []

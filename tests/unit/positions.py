@@ -1,11 +1,11 @@
 """Compact positions for the rule tests: one line sets up a mid-hand situation.
 
-`position("0: 3-S 5-6 | 1: 2-2 | boneyard: 1-1 4-S | ends: e1=3 e2=7 | owed: e1 | turn 0")`
-builds a `Hand`. Other parts: `hand 3`, `rule next_lower`, `drawn: 4-S`, `passes 1`,
-`layout: 9-9` (by default the hand's opening double, so that the hand counts as opened).
-`start([...seat tiles...], boneyard=...)` builds a real deck and runs `create_game`, and
-`game_at(...)` / `game_with(hand)` put a position inside a real `GameState`, so that moves
-go through `make_move` and its events.
+`game_at("0: 3-S 5-6 | 1: 2-2 | boneyard: 1-1 4-S | ends: e1=3 e2=7 | owed: e1 | turn 0")`
+puts the hand that the core's `parse_position` reads (service/rules/position.py lists every
+part) inside a real `GameState`, as `game_with(hand)` puts any hand, so that moves go through
+`make_move` and its events; moves are written as `Move.parse` reads and `str` writes them:
+`draw`, `pass`, `9-9`, `3-5 e1`, `3-S e1 7`. `start([...seat tiles...], boneyard=...)`
+builds a real deck and runs `create_game`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState, replay
 from service.rules.errors import IllegalMove
 from service.rules.hand import Hand
-from service.rules.moves import DRAW, PASS, Move
-from service.rules.opening import opening_double, opening_value, tiles_per_hand
-from service.rules.tiles import TILES, Tile, parse_tile
+from service.rules.moves import Move
+from service.rules.opening import tiles_per_hand
+from service.rules.position import parse_position
+from service.rules.tiles import TILES, Tile
 from service.rules.turns import legal_moves
 
 AT = "2024-05-01T12:00:00Z"
@@ -33,7 +34,7 @@ RULES = {"hands": 10, "opening": "draw"}
 
 def tiles(text: str) -> list[Tile]:
     """Return the tiles written in `text`, separated by spaces: `"3-S 5-6"`."""
-    return [parse_tile(t) for t in text.split()]
+    return [Tile.parse(t) for t in text.split()]
 
 
 def texts(held: Iterable[Tile]) -> list[str]:
@@ -41,58 +42,9 @@ def texts(held: Iterable[Tile]) -> list[str]:
     return [t.text for t in held]
 
 
-def move(text: str) -> Move:
-    """Return the move written `draw`, `pass`, `9-9` (the opening), `3-5 e1` or `3-S e1 7`."""
-    if text in ("draw", "pass"):
-        return DRAW if text == "draw" else PASS
-    parts = text.split()
-    end = parts[1] if len(parts) > 1 else None
-    expose = int(parts[2]) if len(parts) > 2 else None
-    return Move("play", parse_tile(parts[0]), end, expose)
-
-
-def show(m: Move) -> str:
-    """Return a move in the text form `move()` reads, expose always given."""
-    if m.action != "play":
-        return m.action
-    assert m.tile is not None
-    return m.tile.text if m.end is None else f"{m.tile} {m.end} {m.expose}"
-
-
 def legal(hand: Hand, seat: int) -> list[str]:
     """Return the seat's legal moves (R16) in text form."""
-    return [show(m) for m in legal_moves(hand, seat)]
-
-
-def position(text: str) -> Hand:
-    """Build a mid-hand `Hand` from its one-line text form (see the module docstring)."""
-    parts: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split("|"))):
-        key, _, value = part.partition(":") if ":" in part else part.partition(" ")
-        parts[key.strip()] = value.strip()
-    held = {int(k): tiles(v) for k, v in parts.items() if k.isdigit()}
-    number = int(parts.get("hand", 1))
-    seats = max(held) + 1
-    hand = Hand(number, parts.get("rule", "draw"), seats, shuffler=0)
-    hand.tiles = [held.get(s, []) for s in range(seats)]
-    hand.boneyard = tiles(parts.get("boneyard", ""))
-    ends = (item.partition("=") for item in parts.get("ends", "").split())
-    hand.set_ends({end: int(value) for end, _, value in ends})
-    hand.obligations = parts.get("owed", "").split()
-    layout = tiles(parts.get("layout", opening_double(number).text))
-    hand.layout = [(t, None if i == 0 else "e0", opening_value(t, number) if i == 0 else t.lo)
-                   for i, t in enumerate(layout)]
-    hand.next_end = 1 + max((int(e[1:]) for e in hand.ends), default=4)
-    hand.turn = int(parts.get("turn", 0))
-    hand.passes = int(parts.get("passes", 0))
-    if "drawn" in parts:
-        hand.drawn = parse_tile(parts["drawn"])
-        if hand.drawn not in hand.tiles[hand.turn]:
-            hand.tiles[hand.turn].append(hand.drawn)
-    everything = [t for h in hand.tiles for t in h] + hand.boneyard + layout
-    if len(set(everything)) != len(everything):
-        raise ValueError(f"a tile appears twice in the position {text!r}")
-    return hand
+    return [str(m) for m in legal_moves(hand, seat)]
 
 
 def deck(hands: Sequence[str], boneyard: str = "") -> list[Tile]:
@@ -147,7 +99,7 @@ class Match:
     def play(self, seat: int, *moves: str) -> list[ev.Event]:
         """Make each move for `seat` through `make_move`; return the events of the last."""
         for text in moves:
-            self.new = make_move(self.state, seat, move(text), self.shuffle, AT)
+            self.new = make_move(self.state, seat, Move.parse(text), self.shuffle, AT)
             self.events += self.new
         return self.new
 
@@ -214,7 +166,7 @@ def game_with(hand: Hand, *, hands: int = 10, totals: Sequence[int] | None = Non
 
 def game_at(text: str, **kwargs: Any) -> Match:
     """Put the position written `text` inside a real `GameState`."""
-    return game_with(position(text), **kwargs)
+    return game_with(parse_position(text), **kwargs)
 
 
 def play_randomly(match: Match, rng: random.Random, limit: int = 100_000,
@@ -224,7 +176,7 @@ def play_randomly(match: Match, rng: random.Random, limit: int = 100_000,
     while match.state.status == "playing" and count < limit:
         seat = match.state.turn
         assert seat is not None
-        match.play(seat, show(rng.choice(legal_moves(match.hand, seat))))
+        match.play(seat, str(rng.choice(legal_moves(match.hand, seat))))
         count += 1
         if each:
             each(match)

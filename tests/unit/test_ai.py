@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 
 import pytest
@@ -14,11 +14,12 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.matching import MATCHES
 from service.rules.moves import DRAW, Move
-from service.rules.tiles import TILES, parse_tile
+from service.rules.tiles import TILES, Tile
 from service.rules.turns import check_move
 from service.usecases.decks import deck_source
 from tests.harness.selfplay import AT
 from workers.ai import STRATEGIES, choose_move, expert, greedy
+from workers.ai.playout import finish, outcome
 from workers.ai.sampler import deal_hidden
 from workers.ai.seat_view import SeatView, dealt_none_of, seat_view
 
@@ -43,7 +44,6 @@ def positions(seats: int, seed: int, every: int) -> Iterator[tuple[GameState, li
     shuffle = deck_source(seed)
     players = [{"name": f"P{s}", "kind": "ai"} for s in range(seats)]
     state, log = create_game(players, {"hands": 2, "opening": "draw"}, shuffle, AT)
-    rng = random.Random(seed)
     turn = 0
     while state.status == "playing":
         seat = state.turn
@@ -51,7 +51,7 @@ def positions(seats: int, seed: int, every: int) -> Iterator[tuple[GameState, li
         view = seat_view(state, seat, log)
         if turn % every == 0 and len(view.legal_moves) > 1:
             yield state, log, seat
-        log += make_move(state, seat, greedy.choose(view, rng), shuffle, AT)
+        log += make_move(state, seat, greedy.choose(view), shuffle, AT)
         turn += 1
 
 
@@ -106,21 +106,76 @@ def test_R25_no_level_sees_hidden_tiles(level: str) -> None:
 
 def test_greedy_sheds_its_highest_tile() -> None:
     match = game_at("0: 2-3 6-7 4-5 | 1: 0-0 | ends: e1=3 e2=7 e3=5 | turn 0")
-    move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert move == Move("play", parse_tile("6-7"), "e2", 6)
+    move = greedy.choose(seat_view(match.state, 0))
+    assert move == Move("play", Tile.parse("6-7"), "e2", 6)
 
 
 def test_greedy_holds_a_spinner_back_while_another_tile_plays() -> None:
     match = game_at("0: 1-2 8-S | 1: 0-0 | ends: e1=2 | turn 0")
-    move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert move.tile == parse_tile("1-2")
+    move = greedy.choose(seat_view(match.state, 0))
+    assert move.tile == Tile.parse("1-2")
 
 
 def test_greedy_leaves_the_value_it_can_follow() -> None:
     match = game_at("0: 3-S 1-7 2-7 | 1: 0-0 | ends: e1=3 | turn 0")
-    move = greedy.choose(seat_view(match.state, 0), random.Random(1))
-    assert (move.tile, move.expose) == (parse_tile("3-S"), 7)
+    move = greedy.choose(seat_view(match.state, 0))
+    assert (move.tile, move.expose) == (Tile.parse("3-S"), 7)
 
+
+
+def test_greedy_breaks_a_tie_in_rank_by_the_value_the_rest_can_follow() -> None:
+    match = game_at("0: 3-6 4-5 5-7 | 1: 0-0 | ends: e1=3 e2=4 | turn 0")  # 3-6, 4-5: 9 points
+    move = greedy.choose(seat_view(match.state, 0))
+    assert move == Move("play", Tile.parse("4-5"), "e2", 5)  # 5-7 can follow a 5, not a 6
+
+
+def greedy_to_the_end(state: GameState, log: list, shuffle: Callable) -> list:
+    """Play the match out through `make_move`, every seat greedy; return the new events."""
+    new: list = []
+    while state.status == "playing":
+        seat = state.turn
+        assert seat is not None
+        new += make_move(state, seat, greedy.choose(seat_view(state, seat, log + new)),
+                         shuffle, AT)
+    return new
+
+
+def assert_playout_ends_it_alike(state: GameState, log: list, shuffle: Callable) -> list:
+    """Play the hand out in a playout and through `make_move`: the same tiles, the same end."""
+    assert state.hand is not None and state.rules["hands"] == state.hand.number  # the last
+    simulated = state.hand.clone()
+    finish(simulated)
+    new = greedy_to_the_end(state, log, shuffle)
+    ended = state.scores[-1]
+    assert outcome(simulated) == (ended["points"], ended["winner"])
+    assert (simulated.tiles, simulated.layout) == (state.hand.tiles, state.hand.layout)
+    return [e["type"] for e in new]
+
+
+@pytest.mark.parametrize(("text", "types"), [
+    ("0: 1-2 | 1: 3-4 | ends: e1=5 e2=6 | owed: e1 | turn 0",  # R18, then R20
+     [ev.PASSED, ev.PASSED, ev.OBLIGATION_LIFTED, ev.PASSED, ev.PASSED, ev.HAND_ENDED]),
+    ("0: 1-6 | 1: 3-4 | ends: e1=5 e2=6 | owed: e1 | turn 0",  # R18, then R19
+     [ev.PASSED, ev.PASSED, ev.OBLIGATION_LIFTED, ev.TILE_PLAYED, ev.HAND_ENDED]),
+])
+def test_R18_R20_a_playout_lifts_and_blocks_as_the_commands_do(text: str, types: list) -> None:
+    match = game_at(text, hands=1)
+    new_types = assert_playout_ends_it_alike(match.state, match.events, match.shuffle)
+    assert new_types == [*types, ev.GAME_ENDED]
+
+
+@pytest.mark.parametrize("seats", [2, 4, 7])
+def test_R19_a_playout_plays_a_dealt_hand_out_as_greedy_play_through_make_move(
+        seats: int) -> None:
+    for seed in range(4):
+        shuffle = deck_source(100 * seats + seed)
+        players = [{"name": f"P{s}", "kind": "ai"} for s in range(seats)]
+        state, log = create_game(players, {"hands": 1, "opening": "draw"}, shuffle, AT)
+        assert state.hand is not None and state.hand.turn is not None
+        opener = state.hand.turn  # a playout starts from an opened hand (R10)
+        log += make_move(state, opener, greedy.choose(seat_view(state, opener, log)), shuffle, AT)
+        assert assert_playout_ends_it_alike(state, log, shuffle)[-2:] == [
+            ev.HAND_ENDED, ev.GAME_ENDED]
 
 def drew_and_passed() -> tuple[GameState, list]:
     """Seat 0 opens 9-9; seat 1, holding no 9 and no spinner, draws 1-2 and passes."""
@@ -160,7 +215,7 @@ def test_a_draw_since_the_pass_may_explain_one_such_tile() -> None:
 
 
 def test_the_opening_reveals_tiles_no_other_seat_was_dealt() -> None:
-    d9, d8, d7, d6, ss = (parse_tile(t) for t in ("9-9", "8-8", "7-7", "6-6", "S-S"))
+    d9, d8, d7, d6, ss = (Tile.parse(t) for t in ("9-9", "8-8", "7-7", "6-6", "S-S"))
     assert dealt_none_of(1, 0, d9, 1, "draw", searched=False) == frozenset()
     assert dealt_none_of(1, 0, ss, 1, "draw", searched=False) == {d9}
     assert dealt_none_of(0, 0, ss, 1, "draw", searched=False) == frozenset()
@@ -188,7 +243,7 @@ def test_expert_opens_with_the_heavier_of_two_doubles_it_may_open_with() -> None
 def test_expert_searches_one_move_per_distinct_outcome() -> None:
     match = game_at("0: 3-4 5-S | 1: 0-0 | ends: e1=3 e2=3 e3=5 | owed: | turn 0")
     moves = expert.candidates(seat_view(match.state, 0))
-    assert len([m for m in moves if m.tile == parse_tile("3-4")]) == 1  # e1 and e2 are alike
-    assert len([m for m in moves if m.tile == parse_tile("5-S")]) == (
+    assert len([m for m in moves if m.tile == Tile.parse("3-4")]) == 1  # e1 and e2 are alike
+    assert len([m for m in moves if m.tile == Tile.parse("5-S")]) == (
         1 + expert.EXPOSE_CHOICES)  # on a 3 end it leaves 5; on the 5 end, the best values
     assert tiles("3-4 5-S") == sorted({m.tile for m in moves}, key=index)

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from service.game import events as ev
 from service.game.commands import make_move
 from service.game.state import GameState, replay
+from service.rules.moves import Move
 
-from .positions import AT, legal, move, play_randomly, shuffled, start, start_from
+from .positions import AT, legal, play_randomly, shuffled, start, start_from
 
 RULES = {"hands": 3, "opening": "draw"}
 
@@ -83,7 +84,7 @@ def test_R26_a_snapshot_in_mid_hand_plays_on_like_the_original():
     for _ in range(3):  # the next moves, made on both, record the same events and states
         seat = match.state.turn
         text = legal(match.hand, seat)[0]
-        again = make_move(restored, seat, move(text), match.shuffle, AT)
+        again = make_move(restored, seat, Move.parse(text), match.shuffle, AT)
         assert again == match.play(seat, text)
         assert restored.to_dict() == match.state.to_dict()
 

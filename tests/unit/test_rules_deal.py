@@ -5,7 +5,7 @@ import pytest
 from service.game import events as ev
 from service.rules.errors import IllegalMove, OutOfTurn
 from service.rules.opening import opening_double
-from service.rules.tiles import TILES, parse_tile
+from service.rules.tiles import TILES, Tile
 
 from .positions import deck, game_at, shuffled, start, start_from, texts
 
@@ -91,7 +91,7 @@ def test_R7_the_first_hand_opens_with_9_9_and_the_second_with_8_8():
     match.play(0, "pass")
     match.play(1, "pass")
     assert match.new[-1]["data"]["opening_double"] == "8-8"
-    assert match.legal(0) == ["8-8"]
+    assert match.legal(0) == ["8-8 8"]
 
 
 def test_R7_a_match_of_one_hand_ends_after_it():
@@ -105,7 +105,7 @@ def test_R7_a_match_of_one_hand_ends_after_it():
 def test_R8_the_holder_of_d_d_opens_even_if_another_player_holds_S_S():
     match = start(["1-2", "S-S", "9-9"])
     assert match.state.turn == 2
-    assert match.legal(2) == ["9-9"]
+    assert match.legal(2) == ["9-9 9"]
     assert match.legal(1) == []
     assert drawn_by(match.events) == []
 
@@ -113,16 +113,16 @@ def test_R8_the_holder_of_d_d_opens_even_if_another_player_holds_S_S():
 def test_R8_the_holder_of_S_S_opens_when_no_hand_holds_d_d():
     match = start(["1-2", "3-4", "S-S"], boneyard="9-9")
     assert match.state.turn == 2
-    assert match.legal(2) == ["S-S"]
+    assert match.legal(2) == ["S-S 9"]
     assert drawn_by(match.events) == []
 
 
 def test_R8_a_player_holding_both_may_open_with_either():
     for opener in ("9-9", "S-S"):
         match = start(["1-2", "9-9 S-S", "3-4"])
-        assert sorted(match.legal(1)) == ["9-9", "S-S"]
+        assert sorted(match.legal(1)) == ["9-9 9", "S-S 9"]
         match.play(1, opener)
-        assert match.hand.layout[0][0] is parse_tile(opener)
+        assert match.hand.layout[0][0] is Tile.parse(opener)
         assert list(match.hand.ends.values()) == [9, 9, 9, 9]
 
 
@@ -132,7 +132,7 @@ def test_R9_the_search_starts_at_the_shuffler_goes_in_turn_order_and_keeps_the_d
     assert "0-1" in texts(match.hand.tiles[0]) and "0-4" in texts(match.hand.tiles[0])
     assert [len(h) for h in match.hand.tiles] == [9, 9, 8]
     assert match.state.turn == 1
-    assert match.legal(1) == ["9-9"]
+    assert match.legal(1) == ["9-9 9"]
     match.play(1, "9-9")
     assert match.state.turn == 2  # R10: the seat after the opener, not after the shuffler
 
@@ -153,7 +153,7 @@ def test_R9_next_lower_the_holder_of_the_highest_double_below_d_opens_with_it():
     match = start(["3-3", "5-5", "7-7 1-1"], boneyard="9-9", rules=NEXT_LOWER)
     assert drawn_by(match.events) == []
     assert match.state.turn == 2
-    assert match.legal(2) == ["7-7"]
+    assert match.legal(2) == ["7-7 7"]
     match.play(2, "7-7")
     assert list(match.hand.ends.values()) == [7, 7, 7, 7]
 
@@ -179,12 +179,12 @@ def test_R9_next_lower_a_double_at_or_above_d_does_not_open_in_a_later_hand():
     match.play(1, "pass")  # seat 1 wins the blocked hand and shuffles hand 2 (d = 8)
     assert match.state.rules == rules
     assert drawn_by(match.new) == [(1, "9-9"), (0, "0-1"), (1, "6-6")]
-    assert match.legal(1) == ["6-6"]
+    assert match.legal(1) == ["6-6 6"]
 
 
 def test_R10_the_opener_must_first_play_the_opening_double_alone_in_the_centre():
     match = start(["9-9 1-9", "1-2", "3-4"])
-    assert match.legal(0) == ["9-9"]
+    assert match.legal(0) == ["9-9 9"]
     for bad in ("1-9", "9-9 e1", "draw", "pass"):
         with pytest.raises(IllegalMove) as caught:
             match.play(0, bad)
@@ -195,7 +195,7 @@ def test_R10_the_opener_must_first_play_the_opening_double_alone_in_the_centre()
 def test_R10_after_the_opening_double_play_passes_to_the_next_seat():
     match = start(["1-2", "9-9 1-9", "3-4"])
     match.play(1, "9-9")
-    assert match.hand.layout == [(parse_tile("9-9"), None, 9)]
+    assert match.hand.layout == [(Tile.parse("9-9"), None, 9)]
     assert match.state.turn == 2
     assert match.new[0]["data"]["end"] is None
 

@@ -8,7 +8,8 @@ from service.game import events as ev
 from service.game.commands import make_move
 from service.rules.errors import IllegalMove, MalformedMove
 from service.rules.moves import Move
-from service.rules.tiles import parse_tile
+from service.rules.position import parse_position
+from service.rules.tiles import Tile
 
 from .positions import (
     AT,
@@ -17,7 +18,6 @@ from .positions import (
     game_with,
     legal,
     play_randomly,
-    position,
     refused,
     shuffled,
     start,
@@ -56,7 +56,7 @@ def test_R11_end_ids_are_never_reused_within_a_hand():
 def test_R11_a_play_on_an_end_that_is_not_open_is_illegal_not_malformed(end):
     match = game_at("0: 5-6 1-1 | 1: 2-3 | ends: e2=6 e3=2 | turn 0")  # e1 was covered
     with pytest.raises(IllegalMove) as caught:
-        make_move(match.state, 0, Move("play", parse_tile("5-6"), end), match.shuffle, AT)
+        make_move(match.state, 0, Move("play", Tile.parse("5-6"), end), match.shuffle, AT)
     assert caught.value.rule == "R11"
     assert not isinstance(caught.value, MalformedMove)
 
@@ -71,7 +71,7 @@ def test_R12_the_opening_double_has_four_ends_of_its_value():
 
 def test_R12_S_S_opening_in_place_of_d_d_has_four_ends_of_value_d():
     match = game_with(dealt(["S-S 1-2", "1-7 3-4", "5-6"], number=3))  # hand 3: d = 7
-    assert match.legal(0) == ["S-S"]
+    assert match.legal(0) == ["S-S 7"]  # S-S stands for 7-7 (R12)
     match.play(0, "S-S")
     assert list(match.hand.ends.values()) == [7, 7, 7, 7]
     assert "1-7 e1 1" in match.legal(1)
@@ -91,23 +91,23 @@ def test_R13_a_tile_with_no_matching_half_is_refused():
 
 
 def test_R13_a_spinner_half_matches_any_end():
-    hand = position("0: 5-6 2-S 1-1 | 1: 3-3 | ends: e1=6 e2=2 | turn 0")
+    hand = parse_position("0: 5-6 2-S 1-1 | 1: 3-3 | ends: e1=6 e2=2 | turn 0")
     assert sorted(legal(hand, 0)) == sorted(
         ["5-6 e1 5", "2-S e1 2"] + [f"2-S e2 {x}" for x in range(10)])
 
 
 def test_R14_3_S_on_a_3_end_gives_ten_moves_leaving_each_value_0_to_9():
-    hand = position("0: 3-S 1-1 | 1: 2-2 | ends: e1=3 | turn 0")
+    hand = parse_position("0: 3-S 1-1 | 1: 2-2 | ends: e1=3 | turn 0")
     assert legal(hand, 0) == [f"3-S e1 {x}" for x in range(10)]
 
 
 def test_R14_3_S_on_a_7_end_leaves_3_and_3_5_on_a_3_end_leaves_5():
-    assert legal(position("0: 3-S 1-1 | 1: 2-2 | ends: e1=7 | turn 0"), 0) == ["3-S e1 3"]
-    assert legal(position("0: 3-5 1-1 | 1: 2-2 | ends: e1=3 | turn 0"), 0) == ["3-5 e1 5"]
+    assert legal(parse_position("0: 3-S 1-1 | 1: 2-2 | ends: e1=7 | turn 0"), 0) == ["3-S e1 3"]
+    assert legal(parse_position("0: 3-5 1-1 | 1: 2-2 | ends: e1=3 | turn 0"), 0) == ["3-5 e1 5"]
 
 
 def test_R14_5_S_on_a_5_end_may_leave_any_value_whichever_half_touches():
-    assert legal(position("0: 5-S 1-1 | 1: 2-2 | ends: e1=5 | turn 0"), 0) == [
+    assert legal(parse_position("0: 5-S 1-1 | 1: 2-2 | ends: e1=5 | turn 0"), 0) == [
         f"5-S e1 {x}" for x in range(10)]
 
 

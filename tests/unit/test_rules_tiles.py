@@ -6,7 +6,7 @@ import pytest
 
 from service.rules.errors import IllegalMove, MalformedMove, RuleError
 from service.rules.moves import Move
-from service.rules.tiles import TILES, Tile, parse_tile
+from service.rules.tiles import TILES, Tile
 
 from .positions import play_randomly, shuffled, start_from, tiles
 
@@ -35,7 +35,7 @@ def test_R1_a_played_match_never_gains_or_loses_a_tile():
 
 @pytest.mark.parametrize("text", ["0-0", "3-9", "5-S", "S-S", "0-S", "9-9"])
 def test_R2_canonical_spelling_parses_and_prints_back(text):
-    tile = parse_tile(text)
+    tile = Tile.parse(text)
     assert str(tile) == text
     assert eval(repr(tile), {"Tile": Tile}) is tile
 
@@ -43,7 +43,7 @@ def test_R2_canonical_spelling_parses_and_prints_back(text):
 @pytest.mark.parametrize(("text", "canonical"), [("9-3", "3-9"), ("S-5", "5-S"), ("S-0", "0-S")])
 def test_R2_a_reversed_tile_is_rejected_naming_its_canonical_form(text, canonical):
     with pytest.raises(MalformedMove) as caught:
-        parse_tile(text)
+        Tile.parse(text)
     assert caught.value.rule == "R2"
     assert canonical in caught.value.message
 
@@ -51,7 +51,7 @@ def test_R2_a_reversed_tile_is_rejected_naming_its_canonical_form(text, canonica
 @pytest.mark.parametrize("text", ["s-5", "10-2", "3", "3-", "3-4-5", " 3-4", "", "A-1", None, 34])
 def test_R2_what_is_not_a_tile_is_rejected_saying_so(text):
     with pytest.raises(MalformedMove) as caught:
-        parse_tile(text)
+        Tile.parse(text)
     assert caught.value.rule == "R2"
     assert "not" in caught.value.message
 
@@ -82,7 +82,7 @@ def test_R16_a_move_with_an_unknown_action_is_malformed(body):
 @pytest.mark.parametrize(("text", "value"), [("3-4", 7), ("2-S", 12), ("S-S", 20), ("0-0", 0),
                                              ("9-9", 18), ("0-S", 10)])
 def test_R3_a_pip_counts_its_number_and_a_spinner_half_counts_ten(text, value):
-    assert parse_tile(text).value == value
+    assert Tile.parse(text).value == value
 
 
 def test_R3_the_whole_set_is_worth_660():

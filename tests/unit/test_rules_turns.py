@@ -8,9 +8,10 @@ import pytest
 from service.game import events as ev
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
+from service.rules.position import parse_position
 from service.rules.turns import check_move, legal_moves
 
-from .positions import game_at, legal, play_randomly, position, refused, shuffled, start, start_from
+from .positions import game_at, legal, play_randomly, refused, shuffled, start, start_from
 
 
 def ends_of(moves):
@@ -60,7 +61,7 @@ def test_R16_after_a_playable_draw_only_plays_of_that_tile():
 
 
 def test_R16_after_a_playable_draw_another_held_tile_may_not_be_played():
-    hand = position("0: 1-2 3-6 | drawn: 3-4 | 1: 4-4 | ends: e1=3 e2=7 | turn 0")
+    hand = parse_position("0: 1-2 3-6 | drawn: 3-4 | 1: 4-4 | ends: e1=3 e2=7 | turn 0")
     assert legal(hand, 0) == ["3-4 e1 4"]
     match = game_at("0: 1-2 3-6 | drawn: 3-4 | 1: 4-4 | ends: e1=3 e2=7 | turn 0")
     assert refused(match, 0, "3-6 e1").rule == "R16"
@@ -140,7 +141,8 @@ def test_R17_a_double_played_onto_an_obligated_end_stacks_its_own_obligations():
 
 
 def test_R17_obligations_of_two_doubles_are_all_pending_and_any_of_them_may_be_covered():
-    hand = position("0: 4-5 2-5 | 1: 1-1 | ends: e1=5 e2=5 e3=4 e4=4 e5=2 | owed: e1 e3 | turn 0")
+    hand = parse_position(
+        "0: 4-5 2-5 | 1: 1-1 | ends: e1=5 e2=5 e3=4 e4=4 e5=2 | owed: e1 e3 | turn 0")
     assert sorted(legal(hand, 0)) == sorted(["4-5 e1 4", "4-5 e3 5", "2-5 e1 2"])
 
 

@@ -1,8 +1,9 @@
 """The `expert` level: determinized Monte Carlo search over what the seat can infer.
 
 Each round samples the hidden hands and boneyard consistently with the view (`sampler`),
-tries every surviving move in that same deal and plays the hand out with the greedy default
-policy (`playout`); sequential halving keeps the better half of the moves after each stage.
+tries every surviving move in that same deal and plays the hand out with the greedy
+policy (`playout`, `shedding`); sequential halving keeps the better half of the moves after
+each stage.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Iterator
 
 from service.rules.moves import Move
 from service.rules.tiles import Tile
-from workers.ai.playout import apply, finish, keep_counts, outcome
+from workers.ai.playout import apply, finish, outcome
 from workers.ai.sampler import Deal, deal_hidden, world
 from workers.ai.seat_view import SeatView
+from workers.ai.shedding import keep_counts
 
 EXPOSE_CHOICES = 3
 """How many of the ten values a spinner could leave (R14) the search considers."""

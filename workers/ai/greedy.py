@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import random
-
 from service.rules.moves import Move
-from workers.ai.playout import SHED_RANK, keep_counts
+from service.rules.turns import targets
 from workers.ai.seat_view import SeatView
+from workers.ai.shedding import SHED_RANK, shed
 
 
-def choose(view: SeatView, rng: random.Random) -> Move:
-    """Shed the best tile by `SHED_RANK`, leaving the value most of the rest can follow."""
-    plays = [m for m in view.legal_moves if m.action == "play"]
-    if not plays:
-        return view.legal_moves[0]  # the one draw or pass R16 allows
-    held = list(view.tiles)
-    counts = {m.tile: keep_counts(held, m.tile) for m in plays if m.tile is not None}
+def choose(view: SeatView) -> Move:
+    """Play as `shed` does; before the opening, the best opener by `SHED_RANK` (R8: `d-d`
+    before `S-S`); with no play, the one draw or pass R16 allows."""
+    play = shed(view.tiles, view.drawn, targets(view)) if view.layout else None
+    if play is not None:
+        return Move("play", *play)
+    return max(view.legal_moves, key=_rank)
 
-    def score(m: Move) -> tuple[int, int]:
-        assert m.tile is not None and m.expose is not None
-        return SHED_RANK[m.tile.index], counts[m.tile][m.expose]
 
-    best = max(score(m) for m in plays)
-    return rng.choice([m for m in plays if score(m) == best])
+def _rank(move: Move) -> int:
+    return -1 if move.tile is None else SHED_RANK[move.tile.index]

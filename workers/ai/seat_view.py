@@ -12,7 +12,7 @@ from service.game.views import redact
 from service.rules.hand import Hand
 from service.rules.matching import MATCHES
 from service.rules.moves import Move
-from service.rules.tiles import BY_TEXT, DOUBLE_SPINNER, TILES, Tile, double
+from service.rules.tiles import DOUBLE_SPINNER, TILES, Tile, double
 from service.rules.turns import legal_moves, target_ends
 
 
@@ -104,7 +104,7 @@ class _Fold:
         if kind == ev.TILE_DRAWN:
             self._drawn(seat, data["reason"])
         elif kind == ev.TILE_PLAYED:
-            self._played(seat, BY_TEXT[data["tile"]], data)
+            self._played(seat, Tile.parse(data["tile"]), data)
         elif kind == ev.PASSED:
             self._void(seat, "pass")
             self.table.apply_pass(seat)

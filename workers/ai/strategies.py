@@ -13,7 +13,7 @@ Strategy = Callable[[SeatView, random.Random, float], Move]
 
 STRATEGIES: dict[str, Strategy] = {
     "random": lambda view, rng, budget_s: random_level.choose(view, rng),
-    "greedy": lambda view, rng, budget_s: greedy.choose(view, rng),
+    "greedy": lambda view, rng, budget_s: greedy.choose(view),
     "expert": expert.choose,
 }
 
