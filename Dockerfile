@@ -13,4 +13,4 @@ ENV PROMETHEUS_MULTIPROC_DIR=/tmp/spinner-metrics
 EXPOSE 8000
 # As `spinner serve` on a 2-core machine: 2 API processes a core, gevent (1000 connections each).
 CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-connections", "1000", \
-     "--worker-class", "service.entry.gunicorn_worker.ProblemWorker", "service.entry.wsgi:app"]
+     "--worker-class", "service.entrypoints.gunicorn_worker.ProblemWorker", "service.entrypoints.wsgi:app"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.ai_latency import measure, quiet_logs
 from service.rules.moves import Move
-from tests.harness.arena import Player, play_ai_match
+from tests.support.arena import Player, play_ai_match
 from workers.ai import choose_move
 from workers.ai.seat_view import SeatView
 

@@ -22,8 +22,8 @@ from bench.api import auth
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry import processes
-from service.entry.redis_server import RedisServer
+from service.entrypoints import processes
+from service.entrypoints.redis_server import RedisServer
 
 
 def _reply_times(client, store, seats: int, moves: int, rng: random.Random) -> list[float]:
@@ -59,8 +59,9 @@ def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, 
     """Return p50 and p99 reply times in ms over `moves` human moves per table size."""
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         env = {**os.environ, "REDIS_URL": redis.url, "PYTHONPATH": str(ROOT)}
-        worker = subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"], env=env,
-                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        worker = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
+                                  env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
         try:
             settings = Settings(redis_url=redis.url, rate_limit_per_token=0,
                                 rate_limit_per_address=0)

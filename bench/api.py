@@ -40,7 +40,7 @@ from service.adapters import logs
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.redis_server import RedisServer
+from service.entrypoints.redis_server import RedisServer
 from service.game.state import replay
 
 HANDS = 10

@@ -30,7 +30,7 @@ from service.game.state import GameState
 from service.rules.hand import Hand
 from service.rules.moves import Move
 from service.rules.turns import legal_moves
-from tests.harness.selfplay import Checker, play_random_match, sweep
+from tests.support.selfplay import Checker, play_random_match, sweep
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
 SEATS = (2, 4, 8)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.entry.redis_server import RedisServer
+from service.entrypoints.redis_server import RedisServer
 
 MARKS = {"unit": pytest.mark.unit, "api": pytest.mark.redis, "integration": pytest.mark.redis}
 """The marker of each test folder: `unit` runs no server, `redis` needs the real one."""

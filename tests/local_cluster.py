@@ -20,7 +20,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from service.adapters.bootstrap import CLUSTER_SCHEME
-from service.entry.redis_server import RedisServer
+from service.entrypoints.redis_server import RedisServer
 
 SLOTS: Final = 16384
 BUS_OFFSET: Final = 10000

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from service.entry import processes
+from service.entrypoints import processes
 
 
 def wait_until(check: Callable[[], bool], timeout: float) -> bool:
@@ -27,7 +27,7 @@ class WorkerProcess:
     def __init__(self, redis_url: str, **settings: str) -> None:
         env = {**os.environ, "REDIS_URL": redis_url,
                **{name.upper(): value for name, value in settings.items()}}
-        self.process = subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"],
+        self.process = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
                                         env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
 

@@ -15,7 +15,7 @@ from bench.load.phases import measure_games, measure_hello, verify_exports
 from bench.load.profiling import report_profile
 from bench.load.report import figures, print_summary
 from bench.load.servers import gunicorn_command
-from service.entry.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers
+from service.entrypoints.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

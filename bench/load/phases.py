@@ -12,8 +12,8 @@ from bench.load.clients import hammer_hello, merged, play_games, run_clients
 from bench.load.profiling import start_profilers
 from bench.load.report import Phase, percentile
 from bench.load.servers import cpu_seconds, gunicorn, worker_pids
-from service.entry.cli import main as spinner
-from service.entry.redis_server import RedisServer
+from service.entrypoints.cli import main as spinner
+from service.entrypoints.redis_server import RedisServer
 
 
 def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[int],
@@ -40,7 +40,7 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
     redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
     try:
         game_env = {**env, "REDIS_URL": redis.url}
-        with gunicorn("service.entry.wsgi:app", game_env, args,
+        with gunicorn("service.entrypoints.wsgi:app", game_env, args,
                       work / "gunicorn-api.log") as (port, master):
             job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
             spies = start_profilers(master, min(args.max_seconds, 30), work) \
@@ -73,7 +73,7 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
 
 
 def verify_exports(exports: Path) -> int:
-    """Run `spinner verify` (service.entry.cli.main) on every export; return how many pass."""
+    """Run `spinner verify` (service.entrypoints.cli.main) on every export; return how many pass."""
     passed = 0
     for path in sorted(exports.glob("*.json")):
         with contextlib.redirect_stdout(io.StringIO()), \

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench import ROOT
-from service.entry import processes
-from service.entry.redis_server import free_port
+from service.entrypoints import processes
+from service.entrypoints.redis_server import free_port
 
 HOST = "127.0.0.1"  # the only address this benchmark ever talks to
 START_TIMEOUT_S = 30.0

@@ -13,8 +13,8 @@ import pytest
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.cli import main as spinner
-from service.entry.redis_server import free_port
+from service.entrypoints.cli import main as spinner
+from service.entrypoints.redis_server import free_port
 from service.game.events import GENESIS, event_hash
 from tests.api.contract import check_response
 from tests.api.driver import auth, create, play_to_end

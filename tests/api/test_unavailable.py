@@ -14,7 +14,7 @@ from redis import exceptions as rx
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.redis_server import free_port
+from service.entrypoints.redis_server import free_port
 from tests.api.contract import ContractClient
 from tests.api.driver import auth, create
 

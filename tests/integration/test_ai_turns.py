@@ -14,7 +14,7 @@ from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import QUEUE_NAME, job_id
 from service.api.app import create_app
-from service.entry.cli import main as spinner
+from service.entrypoints.cli import main as spinner
 from service.rules.turns import legal_moves
 from service.usecases.loading import load
 from tests.api.driver import auth, create

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from service.entry.redis_server import free_port
+from service.entrypoints.redis_server import free_port
 from service.game.audit import audit
 from tests.integration.test_serve import alive, own_redis_env, process_tree
 
@@ -276,7 +276,7 @@ class Serve:
             masters = [pid for (pid, _), (ppid, cmd) in tree.items()
                        if ppid == serve and "-m gunicorn" in cmd]
             return sorted(pid for (pid, _), (ppid, _) in tree.items() if ppid in masters)
-        part = "redis-server" if kind == "redis-server" else "service.entry.cli worker"
+        part = "redis-server" if kind == "redis-server" else "service.entrypoints.cli worker"
         return sorted(pid for (pid, _), (ppid, cmd) in tree.items()
                       if ppid == serve and part in cmd)
 
@@ -297,7 +297,7 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
     """Start `spinner serve` on its own redis-server; at last stop it (Ctrl-C) and end every
     process ever seen below it that still runs (a killed rq worker's scheduler included)."""
     port, log = free_port(), tmp_path / "serve.log"
-    command = [sys.executable, "-m", "service.entry.cli", "serve", "--port", str(port),
+    command = [sys.executable, "-m", "service.entrypoints.cli", "serve", "--port", str(port),
                "--data-dir", str(tmp_path / "var"), "--api-workers", "2"]
     with log.open("ab") as out:
         process = subprocess.Popen(command, env={**own_redis_env(), **SETTINGS},

@@ -35,8 +35,8 @@ from service.adapters.redis_store import (
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import job_id
 from service.api.app import create_app
-from service.entry.cli import main as spinner
-from service.entry.redis_server import RedisServer
+from service.entrypoints.cli import main as spinner
+from service.entrypoints.redis_server import RedisServer
 from service.game.audit import audit
 from tests.api.driver import auth, create, play_to_end
 from tests.local_cluster import LocalCluster, slot_ranges
@@ -186,8 +186,8 @@ def test_ai_seats_play_through_a_worker_on_the_queue_redis(
            "AI_BUDGET_S": "0.02"}
     log_path = tmp_path / "worker.log"
     with log_path.open("wb") as log:
-        worker = subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"], env=env,
-                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
+                                  env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         game_id, tokens = create(client, seats=3, hands=1, seed=7,
                                  ai={1: "random", 2: "greedy"})

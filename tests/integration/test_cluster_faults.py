@@ -21,7 +21,7 @@ from service.adapters.bootstrap import Services, build
 from service.adapters.redis_store import game_key
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.redis_server import RedisServer
+from service.entrypoints.redis_server import RedisServer
 from tests.api.contract import ContractClient
 from tests.api.driver import auth, create
 from tests.local_cluster import LocalCluster, slot_ranges

@@ -31,9 +31,9 @@ from service.adapters.bootstrap import build
 from service.adapters.redis_store import RedisEventStore, game_key
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry import processes
-from service.entry.cli import API_WORKER_CLASS
-from service.entry.redis_server import RedisServer, free_port
+from service.entrypoints import processes
+from service.entrypoints.cli import API_WORKER_CLASS
+from service.entrypoints.redis_server import RedisServer, free_port
 from service.game.audit import audit
 from tests.api.driver import auth, create
 from tests.workers import wait_until
@@ -252,7 +252,7 @@ def gunicorn(redis_url: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
            "RATE_LIMIT_PER_ADDRESS": str(HIGH), "RATE_LIMIT_PER_TOKEN": str(HIGH)}
     master = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "1",
                                "--worker-class", API_WORKER_CLASS,
-                               "--bind", f"127.0.0.1:{port}", "service.entry.wsgi:app"],
+                               "--bind", f"127.0.0.1:{port}", "service.entrypoints.wsgi:app"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:

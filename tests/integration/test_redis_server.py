@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from service.adapters.redis_store import RedisEventStore
-from service.entry.redis_server import RedisServer, find_redis_server
+from service.entrypoints.redis_server import RedisServer, find_redis_server
 
 
 def event(seq: int) -> dict[str, object]:

@@ -25,7 +25,7 @@ import redis
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entry.redis_server import RedisServer, free_port
+from service.entrypoints.redis_server import RedisServer, free_port
 from tests.workers import wait_until
 
 SPINNER = str(Path(sys.executable).parent / "spinner")  # the console script of this install
@@ -194,7 +194,7 @@ def test_serve_plays_stops_cleanly_on_ctrl_c_and_a_restart_keeps_the_game(serve,
     children = first.children()
     assert len(children) == 3
     assert sum("redis-server" in c for c in children) == 1
-    assert sum(c.endswith("-m service.entry.cli worker") for c in children) == 1
+    assert sum(c.endswith("-m service.entrypoints.cli worker") for c in children) == 1
     assert sum("-m gunicorn" in c for c in children) == 1
     assert (data_dir / "redis" / "appendonly.aof").stat().st_size > 0
 
@@ -218,7 +218,7 @@ def test_with_redis_url_serve_uses_that_redis_and_starts_none_of_its_own(
     children = running.children()
     assert not [c for c in children if "redis-server" in c]
     assert sum("-m gunicorn" in c for c in children) == 1
-    assert sum(c.endswith("-m service.entry.cli worker") for c in children) == 1
+    assert sum(c.endswith("-m service.entrypoints.cli worker") for c in children) == 1
     assert not (data_dir / "redis").exists()
 
     status, _, created = call("POST", f"{running.url}/v1/games", {"players": [
@@ -253,7 +253,8 @@ def child_pid(running: Serve, part: str) -> int | None:
 def test_serve_starts_a_killed_worker_or_redis_server_again(serve, tmp_path):
     running = serve(tmp_path / "var", own_redis_env())
     game_id, token, version = play_until_the_ai_has_answered(running.url)
-    for name, part in (("worker", "service.entry.cli worker"), ("redis-server", "redis-server")):
+    for name, part in (("worker", "service.entrypoints.cli worker"),
+                       ("redis-server", "redis-server")):
         victim = child_pid(running, part)
         assert victim is not None
         os.kill(victim, signal.SIGKILL)

@@ -23,7 +23,7 @@ from service.adapters import liveness
 from service.adapters.bootstrap import build, connect_store
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
-from service.entry.redis_server import free_port
+from service.entrypoints.redis_server import free_port
 from service.usecases.ports import (
     ConcurrencyError,
     EventStore,

@@ -17,7 +17,7 @@ from service.rules.moves import DRAW, Move
 from service.rules.tiles import TILES, Tile
 from service.rules.turns import check_move
 from service.usecases.decks import deck_source
-from tests.harness.selfplay import AT
+from tests.support.selfplay import AT
 from workers.ai import STRATEGIES, choose_move, expert, greedy
 from workers.ai.playout import finish, outcome
 from workers.ai.sampler import deal_hidden

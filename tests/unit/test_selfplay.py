@@ -16,7 +16,7 @@ import pytest
 
 from service.game import events as ev
 from service.rules.opening import OPENING_RULES
-from tests.harness.selfplay import Checker, play_random_match, sweep
+from tests.support.selfplay import Checker, play_random_match, sweep
 
 GAMES = 1_000
 HANDS = 10

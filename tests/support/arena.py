@@ -11,7 +11,7 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.rules.moves import Move
 from service.usecases.decks import deck_source
-from tests.harness.selfplay import AT
+from tests.support.selfplay import AT
 from workers.ai.seat_view import SeatView, seat_view
 
 Player = Callable[[SeatView, random.Random], Move]

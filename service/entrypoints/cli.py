@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from service.adapters.settings import Settings
-from service.entry import processes
+from service.entrypoints import processes
 
 if TYPE_CHECKING:
-    from service.entry.redis_server import RedisServer
+    from service.entrypoints.redis_server import RedisServer
 
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
 
 
 API_CONNECTIONS = 1000
 """Connections each API process serves at once (gevent), open streams (SSE) included."""
-API_WORKER_CLASS = "service.entry.gunicorn_worker.ProblemWorker"
+API_WORKER_CLASS = "service.entrypoints.gunicorn_worker.ProblemWorker"
 """gunicorn's gevent worker, answering the requests gunicorn cannot read in problem+json."""
 
 
@@ -87,7 +87,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     The worker, gunicorn and redis-server run in process groups of their own: a terminal's
     Ctrl-C reaches only this process, which stops the worker and gunicorn gracefully, then Redis.
     """
-    from service.entry.redis_server import RedisServer
+    from service.entrypoints.redis_server import RedisServer
 
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -96,8 +96,9 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     stop = _stop_event()
     children: dict[str, subprocess.Popen[bytes]] = {}
     restarts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
-        "worker": lambda: subprocess.Popen([sys.executable, "-m", "service.entry.cli", "worker"],
-                                           env=env, process_group=0)}
+        "worker": lambda: subprocess.Popen(
+            [sys.executable, "-m", "service.entrypoints.cli", "worker"], env=env,
+            process_group=0)}
     try:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
@@ -120,7 +121,7 @@ def _gunicorn_command(bind: str, api_workers: int, data_dir: Path) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--bind", bind,
             "--worker-class", API_WORKER_CLASS, "--worker-connections", str(API_CONNECTIONS),
             "--workers", str(api_workers), "--graceful-timeout", str(GRACEFUL_TIMEOUT_S),
-            "--control-socket", str(data_dir / "gunicorn.ctl"), "service.entry.wsgi:app"]
+            "--control-socket", str(data_dir / "gunicorn.ctl"), "service.entrypoints.wsgi:app"]
 
 
 def _fresh_dir(path: Path) -> Path:

@@ -17,7 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from service.entry import processes
+from service.entrypoints import processes
 
 START_TIMEOUT_S: Final = 600.0
 """How long a live redis-server may take to load its data and answer (a large append-only

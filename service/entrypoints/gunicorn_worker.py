@@ -7,7 +7,8 @@ gevent serves each connection in a greenlet, so a stream (SSE), which stays open
 match ends, holds no thread: a process serves up to `--worker-connections` of them at once
 while it goes on answering every other request.
 
-    gunicorn --worker-class service.entry.gunicorn_worker.ProblemWorker service.entry.wsgi:app
+    gunicorn --worker-class service.entrypoints.gunicorn_worker.ProblemWorker \
+        service.entrypoints.wsgi:app
 """
 
 from __future__ import annotations

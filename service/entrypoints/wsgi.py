@@ -1,4 +1,4 @@
-"""The WSGI entry point for gunicorn: `gunicorn service.entry.wsgi:app`."""
+"""The WSGI entry point for gunicorn: `gunicorn service.entrypoints.wsgi:app`."""
 
 import gc
 
