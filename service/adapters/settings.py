@@ -28,6 +28,9 @@ class Settings:
     rate_limit_per_address: int = 1200
     cors_origins: str = ""  # comma-separated origins; empty: CORS off
     idempotency_ttl_s: int = IDEMPOTENCY_TTL_S
+    metrics_allowed: str = ""  # comma-separated addresses or networks (CIDR) that may read
+    # /metrics; with metrics_token, either lets a request in; both empty: /metrics is open
+    metrics_token: str = ""  # a bearer token that may read /metrics
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

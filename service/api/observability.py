@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hmac
+import ipaddress
 import logging
 import re
 import secrets
@@ -12,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 from flask import Blueprint, Flask, Response, current_app, request
 
 from service.adapters import logs, metrics
+from service.adapters.settings import Settings
+from service.api import problems
+from service.api.requests import bearer_token
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -21,16 +27,51 @@ access = logging.getLogger("spinner.access")
 SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 """Methods counted by name; any other is counted as `other`, so labels stay few."""
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 _Children = tuple[Any, Any, Any]
 _children: dict[tuple[str, str, int], _Children] = {}  # by method, route and status
 
 
 @bp.get("/metrics")
 def metrics_text() -> Response:
-    """Every metric in Prometheus' text format (OpenMetrics if the Accept header asks)."""
-    queue = current_app.extensions["spinner"].queue.queue
+    """Every metric in Prometheus' text format (OpenMetrics if the Accept header asks); 403
+    for a caller the settings do not let in (`metrics_allowed`, `metrics_token`)."""
+    services = current_app.extensions["spinner"]
+    if not may_read_metrics(services.settings):
+        raise problems.Restricted("the metrics are restricted to some addresses or a token")
+    queue = services.queue.queue
     body, content_type = metrics.exposition(queue, request.headers.get("Accept", ""))
     return Response(body, headers={"Content-Type": content_type})
+
+
+def may_read_metrics(settings: Settings) -> bool:
+    """Whether this request may read /metrics: always if neither setting restricts it, else
+    if it comes from an allowed address or network or sends the metrics token."""
+    allowed, token = settings.metrics_allowed.strip(), settings.metrics_token
+    if not (allowed or token):
+        return True
+    if token and hmac.compare_digest(_sent_token().encode(), token.encode()):
+        return True
+    try:
+        address = ipaddress.ip_address(request.remote_addr or "")
+    except ValueError:  # no address (a Unix socket)
+        return False
+    return any(address in network for network in _networks(allowed))
+
+
+def _sent_token() -> str:
+    """Return the bearer token sent, or "" for none or a malformed Authorization header."""
+    try:
+        return bearer_token() or ""
+    except problems.Unauthorized:
+        return ""
+
+
+@functools.cache
+def _networks(allowed: str) -> tuple[IPNetwork, ...]:
+    """The comma-separated addresses and networks of `allowed` (an address: a network of one)."""
+    return tuple(ipaddress.ip_network(net.strip(), strict=False)
+                 for net in allowed.split(",") if net.strip())
 
 
 def register(app: Flask) -> None:

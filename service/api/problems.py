@@ -40,11 +40,13 @@ def _problem(status: int, slug: str, title: str) -> type[Problem]:
 BadRequest = _problem(400, "invalid-request", "The request does not fit the schema")
 Unauthorized = _problem(401, "unauthorized", "No valid seat token")
 Forbidden = _problem(403, "forbidden", "The token belongs to another game")
+Restricted = _problem(403, "restricted", "This address or token may not read this")
 NotFound = _problem(404, "not-found", "No such resource")
 Conflict = _problem(409, "conflict", "The request conflicts with the game's state")
 RaceLost = _problem(409, "race-lost", "Another move of this seat landed first")
 PreconditionFailed = _problem(412, "version-mismatch", "The game has moved on")
 TooLarge = _problem(413, "too-large", "The request body is too large")
+NotJson = _problem(415, "unsupported-media-type", "The body's Content-Type is not JSON")
 Unprocessable = _problem(422, "illegal-move", "The rules forbid this move")
 IdempotencyMismatch = _problem(422, "idempotency-key-reused",
                                "The Idempotency-Key was used with another body")

@@ -6,11 +6,13 @@ import hashlib
 import json
 import re
 import sys
+from collections import Counter
 from typing import Any
 
 from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import ClientDisconnected, HTTPException, RequestEntityTooLarge
+from werkzeug.http import parse_options_header
 
 from service.api import problems
 from service.api.errors import field_errors
@@ -27,6 +29,8 @@ ENTITY_TAG = re.compile(_ENTITY_TAG)
 """An entity tag (RFC 9110 8.8.3): `"12"`, or the weak `W/"12"`."""
 ENTITY_TAGS = re.compile(rf"[ \t,]*{_ENTITY_TAG}(?:[ \t]*,[ \t,]*{_ENTITY_TAG})*[ \t,]*")
 """A comma-separated list of entity tags, empty elements allowed (RFC 9110 5.6.1)."""
+JSON_CHARSETS = frozenset({"utf-8", "utf8"})
+"""The charsets a JSON body may name (JSON between systems is UTF-8, RFC 8259 8.1)."""
 MEMO_BODY_BYTES = 256
 """Bodies up to this size may be remembered once loaded (see `load_body`)."""
 _loaded: Lru[dict[str, Any]] = Lru(4096)
@@ -49,6 +53,7 @@ def load_body(schema: Schema) -> dict[str, Any]:
     A small body whose loaded fields are all plain values (a move) is remembered, so that
     the same body again skips the schema; each caller gets its own copy.
     """
+    require_json()
     raw = raw_body() or b"null"
     key = f"{type(schema).__name__}:{raw!r}" if len(raw) <= MEMO_BODY_BYTES else None
     known = _loaded.get(key) if key else None
@@ -58,6 +63,29 @@ def load_body(schema: Schema) -> dict[str, Any]:
     if key and all(value is None or isinstance(value, str | int) for value in loaded.values()):
         _loaded.put(key, dict(loaded))
     return loaded
+
+
+def require_json() -> None:
+    """415 for a body not sent as JSON: its Content-Type must be `application/json` or an
+    `application/...+json` type, naming no charset but UTF-8; a body with no Content-Type is
+    refused too. A browser sends `text/plain`, form and untyped bodies cross-site with no
+    preflight, so taking them as JSON would let any page act for its visitor. No body and no
+    Content-Type is no body at all (and fails the schema as such)."""
+    sent = request.headers.get("Content-Type")
+    if sent is None and not _has_body():
+        return
+    mimetype, options = parse_options_header(sent or "")
+    mimetype = mimetype.lower()
+    if (mimetype == "application/json" or mimetype.startswith("application/")
+            and mimetype.endswith("+json")) \
+            and options.get("charset", "utf-8").lower() in JSON_CHARSETS:
+        return
+    raise problems.NotJson("send the body as JSON: Content-Type: application/json")
+
+
+def _has_body() -> bool:
+    """Whether the request says a body follows (a Content-Length over 0, or chunks)."""
+    return bool(request.content_length) or "HTTP_TRANSFER_ENCODING" in request.environ
 
 
 def raw_body() -> bytes:
@@ -89,7 +117,11 @@ def raw_body() -> bytes:
 def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
     try:  # JSON between systems is UTF-8 (RFC 8259 8.1), which may start with a BOM
         body = json.loads(raw.decode("utf-8-sig"), parse_int=_json_int,
-                          parse_constant=_no_constant)
+                          parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except DuplicateKey as twice:
+        raise problems.BadRequest("a JSON object in the body names a key twice",
+                                  errors=[{"field": twice.key, "message": "duplicate key"}]) \
+            from None
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise problems.BadRequest("the body is not JSON",
                                   errors=[{"field": "body", "message": "not JSON"}]) from None
@@ -102,6 +134,23 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
         raise problems.BadRequest("some fields are invalid",
                                   errors=field_errors(error.messages)) from None
     return loaded
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names a key twice: which value counts would be anyone's guess (RFC 8259
+    4 leaves it open), so a body two readers could take two ways is refused."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} appears twice")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object from its members, or raise DuplicateKey if a key comes twice."""
+    members = dict(pairs)
+    if len(members) < len(pairs):
+        raise DuplicateKey(next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1))
+    return members
 
 
 def _no_constant(name: str) -> None:
@@ -121,8 +170,8 @@ def body_digest() -> str:
     order and spacing do not count), or of its bytes when that cannot be read as JSON."""
     raw = raw_body()
     try:
-        return body_hash(json.loads(raw))
-    except (ValueError, TypeError, RecursionError):  # not JSON, or beyond canonical JSON
+        return body_hash(json.loads(raw, object_pairs_hook=_unique_keys))
+    except (ValueError, TypeError, RecursionError):  # not JSON, a key twice, beyond canonical
         return hashlib.sha256(raw).hexdigest()
 
 
