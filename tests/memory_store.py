@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from service.usecases.ports import (
+    IDEMPOTENCY_KEYS_PER_SEAT,
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
     Event,
@@ -42,8 +44,11 @@ class _Game:
 class InMemoryEventStore:
     """A thread-safe EventStore in process memory; values are kept as JSON, like in Redis."""
 
-    def __init__(self, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
+    def __init__(self, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S,
+                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT) -> None:
         self._ttl = idempotency_ttl_s
+        self._keys_per_seat = idempotency_keys_per_seat
+        self._tallies: dict[str, dict[str, float]] = {}  # a seat's keys -> monotonic expiry
         self._games: dict[str, _Game] = {}
         self._keys: dict[str, tuple[str, float]] = {}  # name -> (value, monotonic expiry)
         self._lock = threading.Lock()
@@ -145,6 +150,21 @@ class InMemoryEventStore:
                 return None
             stored: dict[str, Any] = loads(record)
             return stored
+
+    def idempotency_admit(self, tally: str, name: str) -> int:
+        """Count the key `name` in its seat's `tally` and return 0, or, with the cap of live
+        keys reached, the seconds until the oldest expires."""
+        with self._lock:
+            now = time.monotonic()
+            live = {n: expiry for n, expiry in self._tallies.get(tally, {}).items()
+                    if expiry > now}
+            self._tallies[tally] = live
+            if not self._keys_per_seat or name in live:
+                return 0
+            if len(live) >= self._keys_per_seat:
+                return max(1, math.ceil(min(live.values()) - now))
+            live[name] = now + self._ttl
+            return 0
 
     def idempotency_abort(self, claim: KeyClaim) -> None:
         """Release a key that is still pending for `claim` (any other record is kept)."""

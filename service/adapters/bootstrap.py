@@ -80,7 +80,8 @@ def build(settings: Settings) -> Services:
     if settings.redis_url.startswith(CLUSTER_SCHEME) and not settings.queue_redis_url:
         raise RuntimeError("a cluster store needs QUEUE_REDIS_URL: rq runs on one plain Redis")
     client = connect_store(settings.redis_url)
-    store = RedisEventStore(client, idempotency_ttl_s=settings.idempotency_ttl_s)
+    store = RedisEventStore(client, idempotency_ttl_s=settings.idempotency_ttl_s,
+                            idempotency_keys_per_seat=settings.idempotency_keys_per_seat)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     return Services(settings, store, queue, Games(store, queue, utc_now, PrometheusMeter()),

@@ -28,6 +28,7 @@ from redis.exceptions import (
 
 from service.adapters import liveness, write_probe
 from service.usecases.ports import (
+    IDEMPOTENCY_KEYS_PER_SEAT,
     IDEMPOTENCY_TTL_S,
     ConcurrencyError,
     Event,
@@ -131,6 +132,21 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return false
 """
 
+# KEYS: a seat's tally of keys (a sorted set by expiry, ms). ARGV: the key's name, now (ms),
+# ttl (ms), the cap. Drops the expired; returns 0 if the name is there or is added, else
+# (the cap reached) the seconds until the oldest expires.
+ADMIT_LUA: Final = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return math.max(1, math.ceil((tonumber(oldest[2]) - tonumber(ARGV[2])) / 1000))
+end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 0
+"""
+
 # KEYS: idem. ARGV: the claim's pending record. Deletes the key only while it holds that.
 ABORT_LUA: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -217,10 +233,11 @@ def _round_trip(connection: redis.connection.AbstractConnection, args: tuple[Any
 class RedisEventStore:
     """An EventStore over a redis.Redis client (bytes or decoded responses, RESP2 or RESP3)."""
 
-    def __init__(self, client: redis.Redis, *,
-                 idempotency_ttl_s: int = IDEMPOTENCY_TTL_S) -> None:
+    def __init__(self, client: redis.Redis, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S,
+                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT) -> None:
         self.client = client
         self._ttl = idempotency_ttl_s
+        self._keys_per_seat = idempotency_keys_per_seat
         self._idle: list[redis.Redis] = []  # lent clients, each holding one connection
         self._pid = os.getpid()
         self._heartbeat: liveness.Heartbeat | None = None  # started by the first claim
@@ -364,6 +381,15 @@ class RedisEventStore:
         args = [record_json, self._ttl, self._pending(claim)]
         record = self._script(FINISH_LUA, [claim.name], args)
         return None if record is None else loads(record)
+
+    @reachable
+    def idempotency_admit(self, tally: str, name: str) -> int:
+        """Count the key `name` in its seat's `tally` and return 0, or, with the cap of live
+        keys reached, the seconds until the oldest expires."""
+        if not self._keys_per_seat:
+            return 0
+        args = [name, int(time.time() * 1000), self._ttl * 1000, self._keys_per_seat]
+        return int(self._script(ADMIT_LUA, [tally], args))
 
     def idempotency_abort(self, claim: KeyClaim) -> None:
         """Release a key that is still pending for `claim` (any other record is kept); if

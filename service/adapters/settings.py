@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from service.usecases.ports import IDEMPOTENCY_TTL_S
+from service.usecases.ports import IDEMPOTENCY_KEYS_PER_SEAT, IDEMPOTENCY_TTL_S
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class Settings:
     rate_limit_per_address: int = 1200
     cors_origins: str = ""  # comma-separated origins; empty: CORS off
     idempotency_ttl_s: int = IDEMPOTENCY_TTL_S
+    idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT  # live keys a seat may hold;
+    # a new key past them gets 429 until the oldest expires (0: no cap)
     metrics_allowed: str = ""  # comma-separated addresses or networks (CIDR) that may read
     # /metrics; with metrics_token, either lets a request in; both empty: /metrics is open
     metrics_token: str = ""  # a bearer token that may read /metrics

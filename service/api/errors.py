@@ -30,6 +30,7 @@ ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
     refusals.NotFinished: problems.Conflict,
     refusals.KeyReused: problems.IdempotencyMismatch,
     refusals.KeyPending: problems.Conflict,
+    refusals.TooManyKeys: problems.TooManyRequests,
     refusals.InvalidRequest: problems.BadRequest,
     refusals.MalformedMove: problems.BadRequest,
     refusals.OutOfTurn: problems.Conflict,

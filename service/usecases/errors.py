@@ -85,6 +85,11 @@ class KeyPending(Refusal):
     """A request with this Idempotency-Key is still being handled."""
 
 
+class TooManyKeys(Refusal):
+    """The seat holds as many live Idempotency-Keys as it may; `extra["retry_after"]` is the
+    seconds until the oldest expires."""
+
+
 class InvalidRequest(Refusal):
     """The request does not fit its schema; `extra["errors"]` names each field."""
 

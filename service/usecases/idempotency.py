@@ -9,7 +9,7 @@ import time
 from typing import Any, Final
 
 from service.game import events as ev
-from service.usecases.errors import KeyPending, KeyReused, Refusal
+from service.usecases.errors import KeyPending, KeyReused, Refusal, TooManyKeys
 from service.usecases.ports import EventStore, KeyClaim
 
 WAIT_S: Final = 3.5
@@ -43,7 +43,8 @@ def claim(store: EventStore, key: KeyClaim) -> int | None:
     While the key is pending for this body in a live process's name, wait (up to WAIT_S)
     until it is answered, released or its holder found dead; only then raise KeyPending.
     A key left pending by a process that died is claimed over: its request appended nothing
-    (an append writes the key's final record in the same step)."""
+    (an append writes the key's final record in the same step). A key new to the seat is
+    released again and refused (TooManyKeys) if the seat holds its cap of live keys."""
     deadline = time.monotonic() + WAIT_S
     record = store.idempotency_begin(key)
     while record is not None and _pending_for(record, key.body_hash):
@@ -54,7 +55,23 @@ def claim(store: EventStore, key: KeyClaim) -> int | None:
             record = store.idempotency_begin(key)
         else:
             break
-    return None if record is None else answer(record, key.body_hash)
+    if record is None:
+        _admit(store, key)
+        return None
+    return answer(record, key.body_hash)
+
+
+def _admit(store: EventStore, key: KeyClaim) -> None:
+    """Count the key just claimed among its seat's, or release it and raise TooManyKeys: a
+    seat's keys are capped, not only by their 24 hours (a cap, not a drop of the oldest,
+    so that every key kept still answers as API.md promises)."""
+    tally = key.name.rpartition(":")[0]  # `key_name` without the key's hash: the seat's
+    wait_s = store.idempotency_admit(tally, key.name)
+    if wait_s:
+        store.idempotency_abort(key)
+        raise TooManyKeys(f"this seat holds as many Idempotency-Keys as it may; a new one "
+                          f"is taken in {wait_s} s, or send a move without one",
+                          retry_after=wait_s)
 
 
 def answer(record: dict[str, Any], digest: str) -> int:

@@ -12,6 +12,8 @@ Event = dict[str, Any]
 """`{seq, type, at, seat, data, hash}`, numbered and hashed by the caller."""
 
 IDEMPOTENCY_TTL_S: Final = 24 * 3600
+IDEMPOTENCY_KEYS_PER_SEAT: Final = 2000
+"""The live Idempotency-Keys a seat may hold: more than the moves of the longest match."""
 
 
 class StoreError(Exception):
@@ -98,6 +100,12 @@ class EventStore(Protocol):
     def idempotency_finish(self, claim: KeyClaim, record_json: str) -> dict[str, Any] | None:
         """Store the final record of a request that appended nothing and return None; but if
         another claim holds or answered the key by now, return the record there."""
+
+    def idempotency_admit(self, tally: str, name: str) -> int:
+        """Count the key `name` among its seat's live keys (the set `tally`, each kept as long
+        as a key's record) and return 0, also if it is counted already; but if the seat has
+        as many as the store's cap (0: none), count nothing and return the seconds until the
+        oldest expires."""
 
     def idempotency_abort(self, claim: KeyClaim) -> None:
         """Release a key that is still pending for `claim` (any other record is kept). It

@@ -171,3 +171,31 @@ def test_metrics_with_both_settings_let_in_either(redis_url, redis_client):
     assert client.get("/metrics", environ_overrides=outside).status_code == 403
     assert client.get("/metrics", environ_overrides=outside,
                       headers=auth("t0k")).status_code == 200
+
+
+# A seat's Idempotency-Keys are capped ----------------------------------------------------------
+
+def test_a_new_key_past_the_seats_cap_is_429_while_kept_keys_still_answer(redis_url,
+                                                                          redis_client):
+    services = build(Settings(redis_url=redis_url, rate_limit_per_token=0,
+                              rate_limit_per_address=0, idempotency_keys_per_seat=3))
+    client = ContractClient(create_app({"TESTING": True}, services=services).test_client())
+    game_id, tokens = create(client, seats=2)
+    turn = client.get(f"/v1/games/{game_id}").json["turn"]
+    idle = auth(tokens[1 - turn])  # out of turn: each key keeps a 409
+    for key in ("k1", "k2", "k3"):
+        answer = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                             headers={**idle, "Idempotency-Key": key})
+        assert answer.status_code == 409
+    refused = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                          headers={**idle, "Idempotency-Key": "k4"})
+    assert refused.status_code == 429 and refused.json["type"] == "/problems/rate-limited"
+    assert 86000 < int(refused.headers["Retry-After"]) <= 86400  # when k1 expires
+    again = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                        headers={**idle, "Idempotency-Key": "k1"})
+    assert again.status_code == 409  # a kept key is a replay, never refused by the cap
+    assert client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                       headers=idle).status_code == 409  # no key: not counted
+    mover = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                        headers={**auth(tokens[turn]), "Idempotency-Key": "k4"})
+    assert mover.status_code in (200, 422)  # another seat's keys are its own
