@@ -13,6 +13,10 @@ from service.rules.moves import Move
 from workers.ai import choose_move
 from workers.ai.seat_view import seat_view
 
+SEARCH_SHARE = 0.9
+"""The share of the time left before its move may be appended that the expert searches; the
+rest absorbs its last deal's overrun, so a search ends no later than a forced move's wait."""
+
 
 @cache
 def services() -> Services:
@@ -20,13 +24,24 @@ def services() -> Services:
     return build(Settings.from_env())
 
 
+def level(state: GameState, seat: int) -> str:
+    """Return the AI level of `seat`."""
+    return str(state.players[seat].get("level", "expert"))
+
+
+def pace(state: GameState, seat: int) -> float:
+    """Return how long after its turn began the AI's move may be appended: the budget for
+    `expert`, the small constant for the others, whatever the position (no timing channel)."""
+    settings = services().settings
+    return settings.ai_budget_s if level(state, seat) == "expert" else settings.ai_min_delay_s
+
+
 def take_ai_turn(game_id: str, version: int) -> bool:
     """Play the AI turn due at `version`; a stale job (the game moved on) does nothing."""
-    budget = services().settings.ai_budget_s
     rng = random.Random(f"{game_id}:{version}")
 
-    def choose(state: GameState, seat: int, hand_log: list[Event]) -> Move:
-        level = state.players[seat].get("level", "expert")
-        return choose_move(level, seat_view(state, seat, hand_log), rng, budget)
+    def choose(state: GameState, seat: int, hand_log: list[Event], left_s: float) -> Move:
+        view = seat_view(state, seat, hand_log)
+        return choose_move(level(state, seat), view, rng, left_s * SEARCH_SHARE)
 
-    return services().games.ai_turn(game_id, version, choose)
+    return services().games.ai_turn(game_id, version, choose, pace)

@@ -15,7 +15,10 @@ class Settings:
 
     redis_url: str = ""  # empty: `spinner serve` starts its own redis-server
     queue_redis_url: str = ""  # empty: the queue shares the store's Redis
-    ai_budget_s: float = 0.3
+    ai_budget_s: float = 0.3  # an `expert` AI's move reaches the log this long after its
+    # turn began, whatever the position; it searches for most of it
+    ai_min_delay_s: float = 0.05  # the other levels' moves: no sooner than this after their
+    # turn began, so no move's time tells anything of the hand
     ai_job_timeout_s: int = 60
     ai_job_retries: int = 3
     ai_stuck_after_s: float = 10.0  # an AI turn's job taken, started or due this long ago

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from datetime import datetime
 
 from service.game import events as ev
 from service.game.state import GameState
@@ -13,8 +15,11 @@ from service.usecases.loading import keep, load
 from service.usecases.ports import ConcurrencyError, StoreUnavailable
 from service.usecases.recording import record_move
 
-Chooser = Callable[[GameState, int, list[ev.Event]], Move]
-"""Picks a seat's move from the state and the hand's log; a strategy sees only its view."""
+Chooser = Callable[[GameState, int, list[ev.Event], float], Move]
+"""Picks a seat's move from the state, the hand's log and the seconds left before the move
+may be appended (its thinking time); a strategy sees only its view."""
+Pace = Callable[[GameState, int], float]
+"""The seconds after a seat's turn began before its move may reach the log."""
 log = logging.getLogger("spinner.turns")
 
 
@@ -47,8 +52,11 @@ def heal(ctx: Context, game_id: str, state: GameState) -> None:
         ctx.queue.heal_turn(game_id, state.version)
 
 
-def take_turn(ctx: Context, game_id: str, version: int, choose: Chooser) -> bool:
-    """Play the AI seat's turn due at `version`; False if the game has moved on."""
+def take_turn(ctx: Context, game_id: str, version: int, choose: Chooser,
+              pace: Pace | None = None) -> bool:
+    """Play the AI seat's turn due at `version`; False if the game has moved on. The move is
+    appended no sooner than `pace` seconds after the turn began, however fast it was chosen
+    or however late the job ran, so its time says nothing of the seat's hand."""
     state = load(ctx, game_id)
     if state.version != version or not ai_to_move(state):
         keep(ctx, game_id, state)
@@ -56,11 +64,36 @@ def take_turn(ctx: Context, game_id: str, version: int, choose: Chooser) -> bool
     seat = state.turn
     assert seat is not None
     hand_log = ctx.store.read(game_id, after=state.hand_seq - 1)
+    due = began(hand_log, version) + (0.0 if pace is None else pace(state, seat))
+    move = choose(state, seat, hand_log, due - now(ctx))
+    sleep_until(ctx, due)
     try:
-        record_move(ctx, game_id, state, seat, choose(state, seat, hand_log).to_dict(), None)
+        record_move(ctx, game_id, state, seat, move.to_dict(), None)
     except ConcurrencyError:
         ctx.meter.append_conflict()
         return False
     queue_due(ctx, game_id, state)
     keep(ctx, game_id, state)
     return True
+
+
+def began(hand_log: list[ev.Event], version: int) -> float:
+    """When the turn due at `version` began: the Unix time of the log's event `version`."""
+    event = next(e for e in reversed(hand_log) if e["seq"] == version)
+    return instant(event["at"])
+
+
+def instant(at: str) -> float:
+    """Return an event's RFC 3339 `at` as a Unix time."""
+    return datetime.fromisoformat(at).timestamp()
+
+
+def now(ctx: Context) -> float:
+    """Return the context's clock as a Unix time."""
+    return instant(ctx.clock())
+
+
+def sleep_until(ctx: Context, due: float) -> None:
+    """Sleep until the context's clock reads `due` (a clock to the millisecond reads behind
+    the true time, so the clock of an append after this reads `due` or later)."""
+    time.sleep(max(0.0, due - now(ctx)))

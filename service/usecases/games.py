@@ -66,6 +66,7 @@ class Games:
         """See `moves.refuse_move`."""
         return moves.refuse_move(self.ctx, game_id, seat, key, digest, refusal)
 
-    def ai_turn(self, game_id: str, version: int, choose: ai_turns.Chooser) -> bool:
+    def ai_turn(self, game_id: str, version: int, choose: ai_turns.Chooser,
+                pace: ai_turns.Pace | None = None) -> bool:
         """See `ai_turns.take_turn`."""
-        return ai_turns.take_turn(self.ctx, game_id, version, choose)
+        return ai_turns.take_turn(self.ctx, game_id, version, choose, pace)

@@ -80,12 +80,12 @@ def test_a_lost_append_race_counts_as_an_append_conflict(client, services):
     game_id, _ = create(client, seats=2, ai={0: "random", 1: "random"})
     at = client.get(f"/v1/games/{game_id}").json["version"]
 
-    def first_legal(state: Any, seat: int, _log: Any) -> Move:
+    def first_legal(state: Any, seat: int, *_: Any) -> Move:
         return Move.from_dict(view(state, seat)["legal_moves"][0])
 
-    def racing(state: Any, seat: int, log: Any) -> Move:
+    def racing(state: Any, seat: int, log: Any, left_s: float) -> Move:
         assert services.games.ai_turn(game_id, at, first_legal)  # another append lands first
-        return first_legal(state, seat, log)
+        return first_legal(state, seat, log, left_s)
 
     before = sample(client, "spinner_append_conflicts_total")
     assert services.games.ai_turn(game_id, at, racing) is False

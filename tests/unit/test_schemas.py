@@ -105,7 +105,7 @@ def test_every_answer_of_a_match_through_the_use_cases_is_its_dump():
             move = rng.choice(answers[0]["legal_moves"])
             assert as_dumped(STATE, state_body(games.move(game_id, 0, move, None, None)))
         else:
-            assert games.ai_turn(game_id, shown["version"], lambda state, seat, _log: rng.choice(
+            assert games.ai_turn(game_id, shown["version"], lambda state, seat, *_: rng.choice(
                 legal_moves(state.hand, seat)))
         shown = state_body(games.current_view(game_id, None))
     versions = range(1, shown["version"] + 1)

@@ -70,7 +70,7 @@ def to_move(games: Games, game_id: str) -> tuple[int, int, dict[str, Any]]:
     return shown.version, seat, games.current_view(game_id, seat).own["legal_moves"][0]
 
 
-def first_legal(state: GameState, seat: int, _log: list[ev.Event]) -> Move:
+def first_legal(state: GameState, seat: int, _log: list[ev.Event], _left_s: float) -> Move:
     """An AI chooser: the seat's first legal move."""
     return Move.from_dict(view(state, seat)["legal_moves"][0])
 
