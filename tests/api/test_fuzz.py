@@ -37,7 +37,7 @@ import schemathesis
 from flask import Flask
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 from schemathesis import Case, GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.meta import TestPhase
@@ -64,6 +64,7 @@ SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 SEED = 20240611
 STREAM_READ_S = 0.25  # how long a request reads a live event stream (it never ends by itself)
 STREAM = "GET /v1/games/{game_id}/stream"
+OPENING_MOVES = 8  # legal moves each stateful run starts with (test_stateful)
 MOVES = "POST /v1/games/{game_id}/moves"
 
 CONFIG = schemathesis.Config.from_dict({
@@ -331,7 +332,19 @@ def machine_for(app: Flask) -> type[APIStateMachine]:
             human; each must be 200. A seeded Random chooses them: what Hypothesis draws
             must not hang on the answers (a game made without a seed is dealt at random)."""
             game_id = data.draw(st.sampled_from(self.playable), label="game")
-            tokens, rng = self.games[game_id], random.Random(seed)
+            self.play(game_id, count, random.Random(seed), conditional)
+
+        @initialize(seed=st.integers(0, 999))
+        def start_with_a_game_in_play(self, seed: int) -> None:
+            """Every run starts with a human game some moves in, so that the fuzzing meets
+            games in play (obligations, draws, passes), not only games just dealt."""
+            self.create_human_game(2, 1, "draw", seed)
+            self.play(self.playable[-1], OPENING_MOVES, random.Random(seed), True)
+
+        def play(self, game_id: str, count: int, rng: random.Random, conditional: bool) -> None:
+            """Play up to `count` moves of the all-human `game_id`, each chosen by `rng` from
+            `legal_moves`; each must be 200."""
+            tokens = self.games[game_id]
             for _ in range(count):
                 public = self.state(game_id)
                 if public["status"] != "playing":
