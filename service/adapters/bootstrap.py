@@ -85,4 +85,4 @@ def build(settings: Settings) -> Services:
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     return Services(settings, store, queue, Games(store, queue, utc_now, PrometheusMeter()),
-                    RedisRateCounter(client))
+                    RedisRateCounter(store))

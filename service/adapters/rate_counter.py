@@ -1,12 +1,10 @@
-"""The rate limits' counter: hits per key in fixed windows, counted in Redis."""
+"""The rate limits' counter: hits per key in fixed windows, counted in the store's Redis."""
 
 from __future__ import annotations
 
 from typing import Final
 
-import redis
-
-from service.adapters.redis_store import reachable
+from service.adapters.redis_store import RedisEventStore, reachable
 
 # KEYS: counter. ARGV: window seconds. Returns the count.
 INCR_WINDOW_LUA: Final = """
@@ -17,12 +15,13 @@ return n
 
 
 class RedisRateCounter:
-    """Counts hits in Redis (plain or cluster: each key is one slot)."""
+    """Counts hits in the store's Redis (plain or cluster: each key is one slot), through the
+    store's lent connections: it runs twice a request, so not through redis-py's pool."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self._incr = client.register_script(INCR_WINDOW_LUA)
+    def __init__(self, store: RedisEventStore) -> None:
+        self._store = store
 
     @reachable
     def incr_window(self, key: str, window_s: int) -> int:
         """Count one hit on `key` in a window that starts at its first hit; return the count."""
-        return int(self._incr(keys=[key], args=[window_s]))
+        return int(self._store.run_script(INCR_WINDOW_LUA, [key], [window_s]))

@@ -285,8 +285,9 @@ class RedisEventStore:
             return connection.retry.call_with_retry(lambda: _round_trip(connection, args),
                                                     lambda _error: connection.disconnect())
 
-    def _script(self, script: str, keys: list[str], args: list[Any] | tuple[()] = ()) -> Any:
-        """Run a Lua script by its SHA-1, loading it first if the server lacks it."""
+    def run_script(self, script: str, keys: list[str], args: list[Any] | tuple[()] = ()) -> Any:
+        """Run a Lua script by its SHA-1 on a lent connection, loading it first if the server
+        lacks it; return the raw reply (the rate counter's scripts run here too)."""
         command = ("EVALSHA", _sha1(script), len(keys), *keys, *args)
         try:
             return self._command(*command)
@@ -303,7 +304,7 @@ class RedisEventStore:
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
         args: list[str | int] = [append_id or "", len(fields), *fields, *_entries(events)]
-        if not self._script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
+        if not self.run_script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
 
     @reachable
@@ -329,7 +330,7 @@ class RedisEventStore:
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, append_id or "",
                                  ours, *_entries(events)]
-        found = self._script(APPEND_LUA, keys, args)
+        found = self.run_script(APPEND_LUA, keys, args)
         if isinstance(found, bytes | str):
             raise KeyTaken(loads(found))
         if found == 0:
@@ -350,7 +351,7 @@ class RedisEventStore:
     @reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
-        snap, entries = self._script(LOAD_LUA, _keys(game_id, "events", "snap"))
+        snap, entries = self.run_script(LOAD_LUA, _keys(game_id, "events", "snap"))
         return (loads(snap) if snap else None), _stream_events(entries)
 
     @reachable
@@ -366,7 +367,7 @@ class RedisEventStore:
         is this claim's already), or return the record already there; with `orphan`, claim
         over a key still holding that record."""
         args = [self._pending(claim), ttl_pending, "" if orphan is None else dumps(orphan)]
-        record = self._script(BEGIN_LUA, [claim.name], args)
+        record = self.run_script(BEGIN_LUA, [claim.name], args)
         return None if record is None else loads(record)
 
     @reachable
@@ -379,7 +380,7 @@ class RedisEventStore:
         """Store the final record of a request that appended nothing and return None, unless
         another claim holds or answered the key by now: then return its record."""
         args = [record_json, self._ttl, self._pending(claim)]
-        record = self._script(FINISH_LUA, [claim.name], args)
+        record = self.run_script(FINISH_LUA, [claim.name], args)
         return None if record is None else loads(record)
 
     @reachable
@@ -389,7 +390,7 @@ class RedisEventStore:
         if not self._keys_per_seat:
             return 0
         args = [name, int(time.time() * 1000), self._ttl * 1000, self._keys_per_seat]
-        return int(self._script(ADMIT_LUA, [tally], args))
+        return int(self.run_script(ADMIT_LUA, [tally], args))
 
     def idempotency_abort(self, claim: KeyClaim) -> None:
         """Release a key that is still pending for `claim` (any other record is kept); if
@@ -404,7 +405,7 @@ class RedisEventStore:
     @reachable
     def _release(self, key_name: str, pending: str) -> None:
         """Delete the key if it still holds the `pending` record."""
-        self._script(ABORT_LUA, [key_name], [pending])
+        self.run_script(ABORT_LUA, [key_name], [pending])
 
     def close(self) -> None:
         """Stop this process's heartbeat and end its liveness, for good: a retry of a request

@@ -12,6 +12,7 @@ import redis
 from redis import exceptions as rx
 
 from service.adapters.bootstrap import Services, build
+from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
 from service.api.app import create_app
 from service.entrypoints.redis_server import free_port
@@ -90,7 +91,8 @@ def test_a_rate_counter_that_cannot_count_now_answers_503(
         redis_url: str, redis_client: Any, monkeypatch: pytest.MonkeyPatch,
         error: Exception) -> None:
     services = build(Settings(redis_url=redis_url, rate_limit_per_address=100))
-    monkeypatch.setattr(services.rate_counter, "_incr", Failing(error).evalsha)
+    counting = RedisEventStore(Failing(error))  # the counter's Redis fails, the store's not
+    monkeypatch.setattr(services.rate_counter, "_store", counting)
     client = ContractClient(create_app({"TESTING": True}, services=services).test_client())
     assert_unavailable(client.post("/v1/games", json=BODY))
     assert_unavailable(client.get(f"/v1/games/{'0' * 16}"))
