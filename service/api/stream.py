@@ -9,7 +9,6 @@ from flask import Blueprint, Response, current_app, request, stream_with_context
 from service.api import requests as req
 from service.api.answers import BY_CALLER, caller_seat, games, to_json
 from service.game import events as ev
-from service.usecases.seat_views import View
 
 bp = Blueprint("stream", __name__, url_prefix="/v1")
 
@@ -20,19 +19,13 @@ def stream(game_id: str) -> Response:
     A finished game with nothing after that point answers 204, which tells a browser's
     EventSource to stop reconnecting (it would reconnect to a 200 that ends, forever)."""
     seat = caller_seat(game_id, required=False)
-    resume = _resume_point()
-    if _all_sent(games().current_view(game_id, seat), resume):
-        return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
-    followed = games().follow(game_id, seat, resume, keepalive)
+    followed = games().follow(game_id, seat, _resume_point(), keepalive)
+    if followed is None:  # the match has ended and every event was sent
+        return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream_with_context(_frames(followed)), mimetype="text/event-stream",
                     headers=headers)
-
-
-def _all_sent(view: View, resume: int) -> bool:
-    """Whether the game has ended and its log holds nothing after `resume`."""
-    return view.table.fields["status"] == "finished" and resume >= view.table.version
 
 
 def _resume_point() -> int:

@@ -52,7 +52,7 @@ class Games:
         return reading.export(self.ctx, game_id)
 
     def follow(self, game_id: str, seat: int | None, resume: int,
-               quiet_s: float) -> Iterator[ev.Event | None]:
+               quiet_s: float) -> Iterator[ev.Event | None] | None:
         """See `reading.follow`."""
         return reading.follow(self.ctx, game_id, seat, resume, quiet_s)
 

@@ -57,13 +57,14 @@ def export(ctx: Context, game_id: str) -> list[ev.Event]:
 
 
 def follow(ctx: Context, game_id: str, seat: int | None, resume: int,
-           quiet_s: float) -> Iterator[ev.Event | None]:
+           quiet_s: float) -> Iterator[ev.Event | None] | None:
     """Return the events after `resume` (at most the version now) as `seat` may see them
-    (R25), as they come, until the match ends; None each time none came for `quiet_s`."""
+    (R25), as they come, until the match ends; None each time none came for `quiet_s`.
+    None instead of them all once the match has ended with nothing left after `resume`."""
     version, status = progress(ctx, game_id)
     after = min(resume, version)  # a point beyond the log would wait past its end
     if status == "finished":  # the whole log is public now
-        return _rest_of_log(ctx, game_id, after)
+        return None if after >= version else _rest_of_log(ctx, game_id, after)
     return _as_they_come(ctx, game_id, seat, after, int(quiet_s * 1000))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -323,7 +322,8 @@ def test_following_shows_each_event_redacted_for_the_seat_then_quiet_heals(
     """R25: until the match ends a follower sees no other seat's dealt tiles."""
     created = games.create(AIS, RULES, 7)
     queue.calls.clear()
-    followed: Iterator[ev.Event | None] = games.follow(created.game_id, 0, 0, 0.01)
+    followed = games.follow(created.game_id, 0, 0, 0.01)
+    assert followed is not None
     created_event, dealt = next(followed), next(followed)
     assert created_event is not None and dealt is not None
     assert created_event["type"] == ev.GAME_CREATED and "hash" not in created_event
@@ -331,3 +331,19 @@ def test_following_shows_each_event_redacted_for_the_seat_then_quiet_heals(
     assert "deck" not in dealt["data"]
     assert next(followed) is None  # nothing more came: the AI turn is healed meanwhile
     assert queue.calls[-1] == ("heal", created.game_id, created.state.version)
+
+
+def test_following_an_ended_match_sends_the_rest_whole_then_is_over(games: Games) -> None:
+    """R25: once the match has ended its log is public; a follower who has every event gets
+    None, no stream (the API answers 204 so that a browser stops reconnecting)."""
+    created = games.create(AIS, RULES, 7)
+    view = games.current_view(created.game_id, None)
+    while view.table.fields["status"] == "playing":
+        assert games.ai_turn(created.game_id, view.table.version, first_legal)
+        view = games.current_view(created.game_id, None)
+    end = view.table.version
+    rest = games.follow(created.game_id, 1, end - 2, 0.01)
+    assert rest is not None
+    assert list(rest) == games.export(created.game_id)[end - 2:]  # unredacted: hashes too
+    assert games.follow(created.game_id, 1, end, 0.01) is None
+    assert games.follow(created.game_id, 1, end + 5, 0.01) is None  # beyond the log: as at it
