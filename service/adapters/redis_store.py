@@ -43,58 +43,62 @@ from service.usecases.ports import (
     pending_record,
 )
 
+# Lua shared by CREATE_LUA and APPEND_LUA. An append's id is a second field, 'a', of the first
+# entry it adds: `add_events` adds the id/json pairs of ARGV from index `first`, and `landed`
+# says whether the entry `seq` carries the append id `id` (that append is in the log).
+EVENTS_LUA: Final = """
+local function add_events(key, first, id)
+  for i = first, #ARGV, 2 do
+    if i == first and id ~= '' then
+      redis.call('XADD', key, ARGV[i], 'e', ARGV[i + 1], 'a', id)
+    else
+      redis.call('XADD', key, ARGV[i], 'e', ARGV[i + 1])
+    end
+  end
+end
+local function landed(key, seq, id)
+  local at = seq .. '-0'
+  local entry = redis.call('XRANGE', key, at, at)[1]
+  return entry ~= nil and entry[2][3] == 'a' and entry[2][4] == id
+end
+"""
+
 # KEYS: events, meta. ARGV: append id or '', meta field count m, m meta fields and values, then
 # id/json pairs. Returns 1 once created; 0 if the game exists, unless its first entry carries
 # this append id (the reply of this very creation was lost and it was sent again): then 1.
-CREATE_LUA: Final = """
+CREATE_LUA: Final = EVENTS_LUA + """
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then
-  if ARGV[1] == '' then return 0 end
-  local entry = redis.call('XRANGE', KEYS[1], '1-0', '1-0')[1]
-  if entry and entry[2][3] == 'a' and entry[2][4] == ARGV[1] then return 1 end
+  if ARGV[1] ~= '' and landed(KEYS[1], 1, ARGV[1]) then return 1 end
   return 0
 end
 local m = tonumber(ARGV[2])
 for i = 3, m + 1, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-for i = m + 3, #ARGV, 2 do
-  if i == m + 3 and ARGV[1] ~= '' then
-    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[1])
-  else
-    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
-  end
-end
+add_events(KEYS[1], m + 3, ARGV[1])
 return 1
 """
 
 # KEYS: events, snap[, idem]. ARGV: expected version, snapshot json or '', idem record, idem
 # ttl, append id or '', the claim's pending idem record or '', then id/json pairs. Returns the
-# version found; it appended iff that is the expected one. The append id is a second field,
-# 'a', of the first entry appended; a log past the expected version whose entry there carries
-# this append id holds this very append (its reply was lost, the client sent it again): the
-# expected version is returned and nothing is written again. Else, an idem key there that is
-# not the claim's pending record (another request took it over, or answered it) is returned
-# (a string), and nothing is written.
-APPEND_LUA: Final = """
+# version found; it appended iff that is the expected one. A log past the expected version
+# whose entry there carries this append id holds this very append (its reply was lost, the
+# client sent it again): the expected version is returned and nothing is written again. Else,
+# an idem key there that is not the claim's pending record (another request took it over, or
+# answered it) is returned (a string), and nothing is written.
+APPEND_LUA: Final = EVENTS_LUA + """
 local n = redis.call('XLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
 if n == 0 then return 0 end
 if n ~= expected then
-  if n < expected or ARGV[5] == '' then return n end
-  local at = (expected + 1) .. '-0'
-  local entry = redis.call('XRANGE', KEYS[1], at, at)[1]
-  if entry[2][3] == 'a' and entry[2][4] == ARGV[5] then return expected end
+  if n > expected and ARGV[5] ~= '' and landed(KEYS[1], expected + 1, ARGV[5]) then
+    return expected
+  end
   return n
 end
 if KEYS[3] then
   local record = redis.call('GET', KEYS[3])
   if record and record ~= ARGV[6] then return record end
 end
-for i = 7, #ARGV, 2 do
-  if i == 7 and ARGV[5] ~= '' then
-    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[5])
-  else
-    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
-  end
-end
+add_events(KEYS[1], 7, ARGV[5])
 if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
 if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4]) end
 return n
