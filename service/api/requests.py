@@ -90,8 +90,9 @@ def _has_body() -> bool:
 
 def raw_body() -> bytes:
     """Return the body's bytes: 413 past MAX_CONTENT_LENGTH, a chunked body too (which
-    werkzeug would cut there), 400 if the server cannot read it (a bad chunk size), and 501
-    for a transfer coding besides chunked (gzip, deflate), which nothing here decodes."""
+    werkzeug would cut there), 400 if the server cannot read it (a bad chunk size), 408 if
+    it does not arrive in time (the server's read deadline), and 501 for a transfer coding
+    besides chunked (gzip, deflate), which nothing here decodes."""
     coding = request.environ.get("HTTP_TRANSFER_ENCODING")
     if coding is not None and [c.strip(" \t").lower() for c in coding.split(",")] != ["chunked"]:
         raise problems.UnknownCoding(f"the transfer coding {coding!r} is not supported; "
@@ -101,8 +102,8 @@ def raw_body() -> bytes:
     except ClientDisconnected:
         raise problems.BadRequest("the body ended before its Content-Length", errors=[
             {"field": "body", "message": "cut short"}]) from None
-    except HTTPException:
-        raise  # 413 for a Content-Length over the limit
+    except (HTTPException, problems.BodyTimeout):
+        raise  # 413 for a Content-Length over the limit; 408 past the read deadline
     except Exception as error:  # the server's own framing errors, e.g. gunicorn's chunks
         raise problems.BadRequest(
             "the body could not be read", errors=[{"field": "body", "message": "unreadable"}]

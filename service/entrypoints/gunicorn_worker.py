@@ -1,7 +1,10 @@
 """The gunicorn worker of `spinner serve`: gunicorn's gevent worker, except that the answers
 gunicorn writes itself, to a request it cannot read (a bad request line or header, a URI or
 headers over its limits, a bad chunk), are problem+json with an X-Request-ID like every other
-answer (API.md "Errors"), not gunicorn's HTML page.
+answer (API.md "Errors"), not gunicorn's HTML page; and that a request's body must arrive
+whole within BODY_READ_TIMEOUT_S of its first read, else 408 and the connection is closed
+(`body_deadline`). Headers have a deadline already: gunicorn reads each request's line and
+headers within its keep-alive timeout (2 s), or closes the connection.
 
 gevent serves each connection in a greenlet, so a stream (SSE), which stays open until its
 match ends, holds no thread: a process serves up to `--worker-connections` of them at once
@@ -16,10 +19,14 @@ from __future__ import annotations
 import secrets
 import socket
 from http import HTTPStatus
+from typing import Any
 
 import orjson
 from gunicorn import util
 from gunicorn.workers.ggevent import GeventWorker
+
+from service.adapters.settings import Settings
+from service.entrypoints.body_deadline import DeadlineBody
 
 SLUGS = {400: "invalid-request", 500: "internal"}
 """The app's own slugs for these statuses; any other is named after its reason phrase."""
@@ -48,9 +55,21 @@ def write_problem(sock: socket.socket, status: int, _reason: str, _message: str)
 
 
 class ProblemWorker(GeventWorker):
-    """gunicorn's gevent worker, whose own error answers are problem+json."""
+    """gunicorn's gevent worker, whose own error answers are problem+json and whose request
+    bodies have a read deadline."""
 
     def init_process(self) -> None:
-        """Send gunicorn's error answers through `write_problem`, then serve as gevent."""
+        """Send gunicorn's error answers through `write_problem`, read the body read
+        deadline from the settings, then serve as gevent."""
         util.write_error = write_problem  # its one error writer (gunicorn/workers/base.py)
+        self.body_read_timeout_s = Settings.from_env().body_read_timeout_s
         super().init_process()
+
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> None:
+        """Serve one request, the app reading its body through a `DeadlineBody`."""
+        body = req.body
+        req.body = DeadlineBody(req, self.body_read_timeout_s)
+        try:
+            super().handle_request(listener_name, req, sock, addr)
+        finally:  # what the app left unread, gunicorn skips within its keep-alive timeout
+            req.body = body
