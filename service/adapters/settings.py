@@ -28,7 +28,11 @@ class Settings:
     stream_keepalive_s: float = 15.0
     max_body_bytes: int = 64 * 1024
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off
-    rate_limit_per_address: int = 1200
+    rate_limit_per_address: int = 1200  # anonymous requests: no API key, no seat token
+    api_keys: str = ""  # back ends' keys (X-Api-Key): `name:sha256hex[:requests_per_minute]`,
+    # comma-separated; the hex SHA-256 of each key, never the key
+    rate_limit_per_key: int = 60_000  # requests a minute per API key that names no quota:
+    # 500 concurrent games x 2 requests a second (a move and a poll) x 60 seconds
     cors_origins: str = ""  # comma-separated origins; empty: CORS off
     idempotency_ttl_s: int = IDEMPOTENCY_TTL_S
     idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT  # live keys a seat may hold;
