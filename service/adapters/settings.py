@@ -30,7 +30,11 @@ class Settings:
     body_read_timeout_s: float = 5.0  # a request's body must arrive whole this long after its
     # first read, else 408 and the connection is closed (slow clients cannot hold the service)
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off
-    rate_limit_per_address: int = 1200
+    rate_limit_per_address: int = 1200  # anonymous requests: no API key, no seat token
+    api_keys: str = ""  # back ends' keys (X-Api-Key): `name:sha256hex[:requests_per_minute]`,
+    # comma-separated; the hex SHA-256 of each key, never the key
+    rate_limit_per_key: int = 60_000  # requests a minute per API key that names no quota:
+    # 500 concurrent games x 2 requests a second (a move and a poll) x 60 seconds
     cors_origins: str = ""  # comma-separated origins; empty: CORS off
     idempotency_ttl_s: int = IDEMPOTENCY_TTL_S
     idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT  # live keys a seat may hold;

@@ -83,7 +83,7 @@ def _on_problem(problem: problems.Problem) -> Response:
     if "retry_after" in problem.extra:
         headers["Retry-After"] = str(problem.extra.pop("retry_after"))
     if problem.status == 401:
-        headers["WWW-Authenticate"] = _challenge()
+        headers["WWW-Authenticate"] = problem.extra.pop("challenge", None) or _challenge()
     return problem_response(problem, headers)
 
 

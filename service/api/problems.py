@@ -39,6 +39,7 @@ def _problem(status: int, slug: str, title: str) -> type[Problem]:
 
 BadRequest = _problem(400, "invalid-request", "The request does not fit the schema")
 Unauthorized = _problem(401, "unauthorized", "No valid seat token")
+UnknownApiKey = _problem(401, "unknown-api-key", "No such API key")
 Forbidden = _problem(403, "forbidden", "The token belongs to another game")
 Restricted = _problem(403, "restricted", "This address or token may not read this")
 NotFound = _problem(404, "not-found", "No such resource")

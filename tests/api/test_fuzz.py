@@ -169,8 +169,9 @@ def _aimed(case: Case, where: int, pick: int, who: int) -> Case:
 
 def _resolve(case: Case) -> None:
     """Fill in a marked case's game (the `pick`-th) and caller `who`: 0-3 one of the game's
-    seats, 4 a spectator, 5 as generated (no token, or whatever schemathesis made), 6 a seat
-    of another game (403), 7 a forged token of this game (401), 8 no bearer token (401)."""
+    seats, 4 a spectator, 5 as generated (no token, or whatever schemathesis made, an API key
+    too), 6 a seat of another game (403), 7 a forged token of this game (401), 8 no bearer
+    token (401)."""
     placeholder = (case.path_parameters or {}).get("game_id")
     if not isinstance(placeholder, str) or not placeholder.startswith(AIM):
         return
@@ -179,7 +180,8 @@ def _resolve(case: Case) -> None:
     case.path_parameters = {**case.path_parameters, "game_id": game.game_id}
     if who == 5:
         return
-    headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
+    headers = {k: v for k, v in (case.headers or {}).items()  # an aimed caller sends no API
+               if k.lower() not in ("authorization", "x-api-key")}  # key: a made-up one is 401
     if who <= 3:
         headers["Authorization"] = f"Bearer {game.tokens[pick // len(GAMES) % len(game.tokens)]}"
     elif who == 6:
