@@ -13,6 +13,7 @@ from typing import Any
 from service.usecases.ports import (
     IDEMPOTENCY_KEYS_PER_SEAT,
     IDEMPOTENCY_TTL_S,
+    UNPLAYED_GAME_TTL_S,
     ConcurrencyError,
     Event,
     KeyClaim,
@@ -39,14 +40,18 @@ class _Game:
     meta: dict[str, str] = field(default_factory=dict)
     snapshot: str | None = None
     append_ids: dict[int, str] = field(default_factory=dict)  # first seq -> its append's id
+    expiry: float | None = None  # monotonic; None: kept for good
+    closed: bool = False  # its game ended: the log takes no more events
 
 
 class InMemoryEventStore:
     """A thread-safe EventStore in process memory; values are kept as JSON, like in Redis."""
 
     def __init__(self, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S,
-                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT) -> None:
+                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT,
+                 unplayed_game_ttl_s: float = UNPLAYED_GAME_TTL_S) -> None:
         self._ttl = idempotency_ttl_s
+        self._unplayed_ttl = unplayed_game_ttl_s
         self._keys_per_seat = idempotency_keys_per_seat
         self._tallies: dict[str, dict[str, float]] = {}  # a seat's keys -> monotonic expiry
         self._games: dict[str, _Game] = {}
@@ -62,12 +67,14 @@ class InMemoryEventStore:
         (but a retry of this very creation, by `append_id`, returns normally)."""
         check_creation(events)
         with self._appended:
-            if game_id in self._games:
+            if game_id in self._live_games():
                 if append_id and self._games[game_id].append_ids.get(1) == append_id:
                     return
                 raise StoreError(f"the game {game_id!r} exists")
+            expiry = time.monotonic() + self._unplayed_ttl if self._unplayed_ttl else None
             self._games[game_id] = _Game([dumps(e) for e in events], dict(meta),
-                                         append_ids={1: append_id} if append_id else {})
+                                         append_ids={1: append_id} if append_id else {},
+                                         expiry=expiry)
             self._appended.notify_all()
 
     def meta(self, game_id: str) -> dict[str, str]:
@@ -78,15 +85,18 @@ class InMemoryEventStore:
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None) -> None:
+               append_id: str | None = None, moved_in: bool = False) -> None:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
         a claim, its key's final record; a retry that finds this `append_id` at
-        expected_version + 1 returns normally; a key another claim took raises KeyTaken."""
+        expected_version + 1 returns normally; a key another claim took raises KeyTaken.
+        A client's move (`moved_in`) keeps the game for good; a game's end closes its log."""
         check_numbering(expected_version, events)
         with self._appended:
-            game = self._games.get(game_id)
+            game = self._live_games().get(game_id)
             if game is None:
                 raise StoreError(f"there is no game {game_id!r}")
+            if game.closed:
+                raise ConcurrencyError(len(game.events))
             if len(game.events) != expected_version:
                 if append_id and game.append_ids.get(expected_version + 1) == append_id:
                     return  # this very append landed; its snapshot and record with it
@@ -97,6 +107,9 @@ class InMemoryEventStore:
             if append_id and events:
                 game.append_ids[expected_version + 1] = append_id
             game.events.extend(dumps(e) for e in events)
+            game.closed = any(e["type"] == "game_ended" for e in events)
+            if moved_in:
+                game.expiry = None
             if snapshot is not None:
                 game.snapshot = dumps(snapshot)
             if idempotency is not None:
@@ -108,6 +121,12 @@ class InMemoryEventStore:
         with self._lock:
             stop = None if until is None else max(until, 0)
             return [loads(e) for e in self._game(game_id).events[max(after, 0):stop]]
+
+    def read_known(self, game_id: str, after: int) -> list[Event] | None:
+        """Return the events after `after`, in order; None if there is no such game."""
+        with self._lock:
+            game = self._live_games().get(game_id)
+            return None if game is None else [loads(e) for e in game.events[max(after, 0):]]
 
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, consistently."""
@@ -207,7 +226,15 @@ class InMemoryEventStore:
         return None if record == self._pending(claim) else record
 
     def _game(self, game_id: str) -> _Game:
-        return self._games.get(game_id, _Game())
+        return self._live_games().get(game_id, _Game())
+
+    def _live_games(self) -> dict[str, _Game]:
+        """Return the games, once those past their expiry are forgotten."""
+        now = time.monotonic()
+        for game_id in [g for g, game in self._games.items()
+                        if game.expiry is not None and game.expiry <= now]:
+            del self._games[game_id]
+        return self._games
 
     def _get(self, name: str) -> str | None:
         value, expiry = self._keys.get(name, (None, 0.0))

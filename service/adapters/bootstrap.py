@@ -30,10 +30,12 @@ class Services:
     rate_counter: RedisRateCounter
 
     def unavailable(self) -> str | None:
-        """Name the part that cannot serve now, `store` (it cannot take writes) or `queue`
-        (the AI queue's Redis does not answer a PING); None while both can."""
-        if not self.store.ping():
-            return "store"
+        """Name the part that cannot serve now, `store` (it cannot take writes), `full` (the
+        store is out of memory) or `queue` (the AI queue's Redis does not answer a PING);
+        None while both can."""
+        refusal = self.store.write_refusal()
+        if refusal is not None:
+            return refusal
         try:
             self.queue.connection.ping()
         except NOT_NOW:
@@ -81,7 +83,8 @@ def build(settings: Settings) -> Services:
         raise RuntimeError("a cluster store needs QUEUE_REDIS_URL: rq runs on one plain Redis")
     client = connect_store(settings.redis_url)
     store = RedisEventStore(client, idempotency_ttl_s=settings.idempotency_ttl_s,
-                            idempotency_keys_per_seat=settings.idempotency_keys_per_seat)
+                            idempotency_keys_per_seat=settings.idempotency_keys_per_seat,
+                            unplayed_game_ttl_s=settings.unplayed_game_ttl_s)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     return Services(settings, store, queue, Games(store, queue, utc_now, PrometheusMeter()),

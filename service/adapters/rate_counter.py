@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from service.adapters.redis_store import RedisEventStore, reachable
+from service.usecases.ports import StoreFull
 
 # KEYS: counter. ARGV: window seconds. Returns the count.
 INCR_WINDOW_LUA: Final = """
@@ -21,7 +22,15 @@ class RedisRateCounter:
     def __init__(self, store: RedisEventStore) -> None:
         self._store = store
 
-    @reachable
     def incr_window(self, key: str, window_s: int) -> int:
-        """Count one hit on `key` in a window that starts at its first hit; return the count."""
+        """Count one hit on `key` in a window that starts at its first hit; return the count.
+        A full store (out of memory) counts nothing and returns 0: reads must still answer,
+        and every write is refused by the store anyway."""
+        try:
+            return self._incr(key, window_s)
+        except StoreFull:
+            return 0
+
+    @reachable
+    def _incr(self, key: str, window_s: int) -> int:
         return int(self._store.run_script(INCR_WINDOW_LUA, [key], [window_s]))

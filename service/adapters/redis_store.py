@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -26,15 +27,18 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from service.adapters import liveness, write_probe
+from service.adapters import compact_log, liveness, write_probe
+from service.game import events as ev
 from service.usecases.ports import (
     IDEMPOTENCY_KEYS_PER_SEAT,
     IDEMPOTENCY_TTL_S,
+    UNPLAYED_GAME_TTL_S,
     ConcurrencyError,
     Event,
     KeyClaim,
     KeyTaken,
     StoreError,
+    StoreFull,
     StoreUnavailable,
     check_creation,
     check_numbering,
@@ -63,53 +67,110 @@ local function landed(key, seq, id)
 end
 """
 
-# KEYS: events, meta. ARGV: append id or '', meta field count m, m meta fields and values, then
-# id/json pairs. Returns 1 once created; 0 if the game exists, unless its first entry carries
-# this append id (the reply of this very creation was lost and it was sent again): then 1.
+# Lua shared by the scripts that read a compacted game's log (see compact_log): `closed_at`
+# returns the version of the compact log in `key`, or nil if there is none.
+CLOSED_LUA: Final = """
+local function closed_at(key)
+  return tonumber(string.match(redis.call('GETRANGE', key, 0, 19), '^(%d+):'))
+end
+"""
+
+# KEYS: events, meta. ARGV: append id or '', ttl ms (0: none), meta field count m, m meta
+# fields and values, then id/json pairs. Returns 1 once created (its keys expiring after the
+# ttl); 0 if the game exists, unless its first entry carries this append id (the reply of this
+# very creation was lost and it was sent again): then 1.
 CREATE_LUA: Final = EVENTS_LUA + """
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then
   if ARGV[1] ~= '' and landed(KEYS[1], 1, ARGV[1]) then return 1 end
   return 0
 end
-local m = tonumber(ARGV[2])
-for i = 3, m + 1, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-add_events(KEYS[1], m + 3, ARGV[1])
+local m = tonumber(ARGV[3])
+for i = 4, m + 2, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+add_events(KEYS[1], m + 4, ARGV[1])
+if tonumber(ARGV[2]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 return 1
 """
 
-# KEYS: events, snap[, idem]. ARGV: expected version, snapshot json or '', idem record, idem
-# ttl, append id or '', the claim's pending idem record or '', then id/json pairs. Returns the
-# version found; it appended iff that is the expected one. A log past the expected version
-# whose entry there carries this append id holds this very append (its reply was lost, the
-# client sent it again): the expected version is returned and nothing is written again. Else,
-# an idem key there that is not the claim's pending record (another request took it over, or
-# answered it) is returned (a string), and nothing is written.
-APPEND_LUA: Final = EVENTS_LUA + """
+# KEYS: events, snap, meta, log[, idem]. ARGV: expected version, snapshot json or '', idem
+# record, idem ttl, append id or '', the claim's pending idem record or '', '1' for a client's
+# move (the game's keys are kept for good from then on; before, a snapshot expires with the
+# log) or '0', then id/json pairs. Returns the version found; it appended iff that is the
+# expected one. A compacted log (its game ended) takes nothing and returns minus its version.
+# A log past the expected version whose entry there carries this append id holds this very
+# append (its reply was lost, the client sent it again): the expected version is returned and
+# nothing is written again. Else, an idem key there that is not the claim's pending record
+# (another request took it over, or answered it) is returned (a string), and nothing is
+# written.
+APPEND_LUA: Final = EVENTS_LUA + CLOSED_LUA + """
 local n = redis.call('XLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
-if n == 0 then return 0 end
+if n == 0 then return -(closed_at(KEYS[4]) or 0) end
 if n ~= expected then
   if n > expected and ARGV[5] ~= '' and landed(KEYS[1], expected + 1, ARGV[5]) then
     return expected
   end
   return n
 end
-if KEYS[3] then
-  local record = redis.call('GET', KEYS[3])
+if KEYS[5] then
+  local record = redis.call('GET', KEYS[5])
   if record and record ~= ARGV[6] then return record end
 end
-add_events(KEYS[1], 7, ARGV[5])
-if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4]) end
+add_events(KEYS[1], 8, ARGV[5])
+if ARGV[7] == '1' then
+  for i = 1, 3 do redis.call('PERSIST', KEYS[i]) end
+end
+if ARGV[2] ~= '' then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+  else redis.call('SET', KEYS[2], ARGV[2]) end
+end
+if KEYS[5] then redis.call('SET', KEYS[5], ARGV[3], 'EX', ARGV[4]) end
 return n
 """
 
-# KEYS: events, snap. Returns {snapshot json or '', the stream entries after the snapshot}.
+# KEYS: events, snap, log. Returns {snapshot json or '', the stream entries after the
+# snapshot}, or {'', {}, the compact log} for a compacted game.
 LOAD_LUA: Final = """
+local log = redis.call('GET', KEYS[3])
+if log then return {'', {}, log} end
 local snap = redis.call('GET', KEYS[2])
 local start = '-'
 if snap then start = (cjson.decode(snap)['version'] + 1) .. '-0' end
 return {snap or '', redis.call('XRANGE', KEYS[1], start, '+')}
+"""
+
+# KEYS: events, log. ARGV: first and last stream id, the seq the read is after. Returns
+# {the stream entries}, or {{}, the compact log} for a compacted game with events after it;
+# {} if there is no such game.
+READ_LUA: Final = CLOSED_LUA + """
+local entries = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[2])
+if #entries > 0 or redis.call('EXISTS', KEYS[1]) == 1 then return {entries} end
+local closed = closed_at(KEYS[2])
+if closed == nil then return {} end
+if closed <= tonumber(ARGV[3]) then return {entries} end
+return {entries, redis.call('GET', KEYS[2])}
+"""
+
+# KEYS: events, log. Returns the game's version: its stream's length, or its compact log's.
+VERSION_LUA: Final = CLOSED_LUA + """
+local n = redis.call('XLEN', KEYS[1])
+if n > 0 then return n end
+return closed_at(KEYS[2]) or 0
+"""
+
+# KEYS: events, snap, log. ARGV: the compact log, its version. Replaces the stream and the
+# snapshot by the compact log (with the stream's ttl, if any) and returns 1, unless the
+# stream is no longer at that version: then 0.
+COMPACT_LUA: Final = """
+if redis.call('XLEN', KEYS[1]) ~= tonumber(ARGV[2]) then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('SET', KEYS[3], ARGV[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
 """
 
 # KEYS: idem. ARGV: the claim's pending record, ttl, an orphan's pending record or ''.
@@ -176,6 +237,16 @@ def not_now(error: Exception) -> bool:
                                           and REFUSED_IN_SCRIPT.search(str(error)) is not None)
 
 
+def full(error: Exception) -> bool:
+    """Whether a Redis error is its refusal of a write for want of memory (OOM), from a
+    command or from one a script called."""
+    if isinstance(error, OutOfMemoryError):
+        return True
+    found = REFUSED_IN_SCRIPT.search(str(error)) if isinstance(error, redis.ResponseError) else None
+    return found is not None and found.group(1) == "OOM"
+
+
+log = logging.getLogger("spinner.store")
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -187,6 +258,8 @@ def reachable(method: Callable[P, R]) -> Callable[P, R]:
         try:
             return method(*args, **kwargs)
         except (redis.RedisError, SlotNotCoveredError) as error:
+            if full(error):
+                raise StoreFull(f"redis: {type(error).__name__}: {error}") from error
             if not_now(error):
                 raise StoreUnavailable(f"redis: {type(error).__name__}: {error}") from error
             raise
@@ -238,9 +311,12 @@ class RedisEventStore:
     """An EventStore over a redis.Redis client (bytes or decoded responses, RESP2 or RESP3)."""
 
     def __init__(self, client: redis.Redis, *, idempotency_ttl_s: int = IDEMPOTENCY_TTL_S,
-                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT) -> None:
+                 idempotency_keys_per_seat: int = IDEMPOTENCY_KEYS_PER_SEAT,
+                 unplayed_game_ttl_s: float = UNPLAYED_GAME_TTL_S, compact: bool = True) -> None:
         self.client = client
         self._ttl = idempotency_ttl_s
+        self._unplayed_ttl_ms = int(unplayed_game_ttl_s * 1000)
+        self._compact = compact  # compact a finished game's log (off: only to measure it)
         self._keys_per_seat = idempotency_keys_per_seat
         self._idle: list[redis.Redis] = []  # lent clients, each holding one connection
         self._pid = os.getpid()
@@ -307,7 +383,8 @@ class RedisEventStore:
         (but a retry of this very creation, by `append_id`, returns normally)."""
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
-        args: list[str | int] = [append_id or "", len(fields), *fields, *_entries(events)]
+        args: list[str | int] = [append_id or "", self._unplayed_ttl_ms, len(fields), *fields,
+                                 *_entries(events)]
         if not self.run_script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
             raise StoreError(f"the game {game_id!r} exists")
 
@@ -322,25 +399,47 @@ class RedisEventStore:
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None) -> None:
+               append_id: str | None = None, moved_in: bool = False) -> None:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
         a claim, its key's final record; a retry that finds this `append_id` at
-        expected_version + 1 returns normally; a key another claim took raises KeyTaken."""
+        expected_version + 1 returns normally; a key another claim took raises KeyTaken.
+        A client's move (`moved_in`) keeps the game for good; the append that ends it
+        compacts its log."""
         check_numbering(expected_version, events)
-        keys = _keys(game_id, "events", "snap")
+        keys = _keys(game_id, "events", "snap", "meta", "log")
         claim, record = idempotency or (None, "")
         keys += [] if claim is None else [claim.name]
         ours = "" if claim is None else self._pending(claim)
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, append_id or "",
-                                 ours, *_entries(events)]
+                                 ours, int(moved_in), *_entries(events)]
         found = self.run_script(APPEND_LUA, keys, args)
         if isinstance(found, bytes | str):
             raise KeyTaken(loads(found))
         if found == 0:
             raise StoreError(f"there is no game {game_id!r}")
         if found != expected_version:
-            raise ConcurrencyError(found)
+            raise ConcurrencyError(abs(found))  # negative: the log is closed at that version
+        if self._compact and any(event["type"] == ev.GAME_ENDED for event in events):
+            self._compact_quietly(game_id)
+
+    def _compact_quietly(self, game_id: str) -> None:
+        """Compact the log of a game that just ended; if Redis cannot take that now (full,
+        say), the game keeps its stream: the append landed, and its answer must say so."""
+        try:
+            self.compact(game_id)
+        except StoreUnavailable as error:
+            log.warning("the log of %s was not compacted: %s", game_id, error)
+
+    @reachable
+    def compact(self, game_id: str) -> bool:
+        """Replace the game's stream and snapshot by one compact string of its whole log
+        (compact_log), atomically; False if the log grew meanwhile or is compacted already."""
+        events = _stream_events(self._command("XRANGE", game_key(game_id, "events"), "-", "+"))
+        if not events:
+            return False
+        args = [compact_log.pack(events), len(events)]
+        return bool(self.run_script(COMPACT_LUA, _keys(game_id, "events", "snap", "log"), args))
 
     @reachable
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
@@ -348,21 +447,37 @@ class RedisEventStore:
         after = max(after, 0)
         if until is not None and until <= after:
             return []
+        return self._read(game_id, after, until) or []
+
+    @reachable
+    def read_known(self, game_id: str, after: int) -> list[Event] | None:
+        """Return the events after `after`, in order; None if there is no such game."""
+        return self._read(game_id, max(after, 0), None)
+
+    def _read(self, game_id: str, after: int, until: int | None) -> list[Event] | None:
+        """The events with after < seq <= until, from the stream or the compact log; None
+        if the game has neither."""
         end = "+" if until is None else f"{until}-0"
-        return _stream_events(self._command("XRANGE", game_key(game_id, "events"),
-                                            f"{after + 1}-0", end))
+        found = self.run_script(READ_LUA, _keys(game_id, "events", "log"),
+                                [f"{after + 1}-0", end, after])
+        if not found:
+            return None
+        if len(found) > 1:
+            return compact_log.unpack(found[1])[after:until]
+        return _stream_events(found[0])
 
     @reachable
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, in one script."""
-        snap, entries = self.run_script(LOAD_LUA, _keys(game_id, "events", "snap"))
+        snap, entries, *packed = self.run_script(LOAD_LUA, _keys(game_id, "events", "snap", "log"))
+        if packed:
+            return None, compact_log.unpack(packed[0])
         return (loads(snap) if snap else None), _stream_events(entries)
 
     @reachable
     def version(self, game_id: str) -> int:
         """Return the game's version: its number of events (0 for an unknown game)."""
-        with self._redis() as client:
-            return int(client.xlen(game_key(game_id, "events")))
+        return int(self.run_script(VERSION_LUA, _keys(game_id, "events", "log")))
 
     @reachable
     def idempotency_begin(self, claim: KeyClaim, ttl_pending: int = 30, *,
@@ -456,19 +571,28 @@ class RedisEventStore:
             left_ms = int((deadline - time.monotonic()) * 1000)
             with self._redis() as client:
                 found = client.xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS)))
-            if found:
-                return self.read(game_id, after)
+            if found or self._command("EXISTS", game_key(game_id, "log")):
+                events = self.read(game_id, after)  # compacted: the stream waited on is gone
+                if events:
+                    return events
             if left_ms <= BLOCK_SLICE_MS:
                 return []
 
     def ping(self) -> bool:
         """Return whether the store can take writes now: a probe key is written on every
         master (see write_probe); an error that means "not now" says it cannot."""
+        return self.write_refusal() is None
+
+    def write_refusal(self) -> str | None:
+        """Return None while the store takes writes, else why not: `full` (out of memory)
+        or `store` (unreachable, loading, read-only, its cluster failing)."""
         try:
             self._write_probe()
+        except StoreFull:
+            return "full"
         except StoreUnavailable:
-            return False
-        return True
+            return "store"
+        return None
 
     @reachable
     def _write_probe(self) -> None:

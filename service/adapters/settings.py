@@ -6,7 +6,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from service.usecases.ports import IDEMPOTENCY_KEYS_PER_SEAT, IDEMPOTENCY_TTL_S
+from service.usecases.ports import (
+    IDEMPOTENCY_KEYS_PER_SEAT,
+    IDEMPOTENCY_TTL_S,
+    UNPLAYED_GAME_TTL_S,
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class Settings:
     metrics_allowed: str = ""  # comma-separated addresses or networks (CIDR) that may read
     # /metrics; with metrics_token, either lets a request in; both empty: /metrics is open
     metrics_token: str = ""  # a bearer token that may read /metrics
+    unplayed_game_ttl_s: float = float(UNPLAYED_GAME_TTL_S)  # a game no client has moved in
+    # is forgotten this long after its creation (0: kept for good)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

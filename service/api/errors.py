@@ -13,7 +13,7 @@ from service.adapters.redis_store import NOT_NOW
 from service.api import problems
 from service.api.schemas import ProblemOut
 from service.usecases import errors as refusals
-from service.usecases.ports import StoreUnavailable
+from service.usecases.ports import StoreFull, StoreUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 _problem_out = ProblemOut()
@@ -74,6 +74,7 @@ def register(app: Flask) -> None:
     app.register_error_handler(StoreUnavailable, _on_store_down)
     for not_now in NOT_NOW:  # a Redis error that no adapter turned into StoreUnavailable
         app.register_error_handler(not_now, _on_store_down)
+    app.register_error_handler(StoreFull, _on_store_full)
     app.register_error_handler(HTTPException, _on_http)
     app.register_error_handler(Exception, _on_crash)
 
@@ -104,6 +105,16 @@ def _on_store_down(error: Exception) -> Response:
     log.warning("store unavailable: %s: %s", type(error).__name__, error)
     return problem_response(problems.Unavailable("the game store cannot be reached; retry"),
                             {"Retry-After": "1"})
+
+
+STORE_FULL = ("the game store is full (Redis is out of memory): it takes no new games or moves "
+              "until room is made; reads still answer; retry later")
+"""The 503's detail when the store refuses a write for want of memory."""
+
+
+def _on_store_full(error: Exception) -> Response:
+    log.error("store full: %s: %s", type(error).__name__, error)
+    return problem_response(problems.Unavailable(STORE_FULL), {"Retry-After": "1"})
 
 
 def _on_http(error: HTTPException) -> Response:

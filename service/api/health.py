@@ -9,6 +9,7 @@ from service.api.answers import answer
 
 bp = Blueprint("health", __name__)
 DOWN = {"store": "the game store cannot take writes now",
+        "full": "the game store is full (Redis is out of memory): it takes no writes",
         "queue": "the AI turn queue's Redis cannot be reached"}
 """The 503's detail for each part `Services.unavailable` names."""
 

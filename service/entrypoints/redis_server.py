@@ -45,7 +45,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A redis-server on 127.0.0.1 keeping its data (AOF, fsync always) and log in data_dir."""
+    """A redis-server on 127.0.0.1 keeping its data (AOF, fsync always) and log in data_dir;
+    at a `maxmemory` it refuses writes (noeviction) rather than evict a game."""
 
     def __init__(self, data_dir: Path, port: int = 0, appendonly: bool = True,
                  extra_args: Sequence[str] = ()) -> None:
@@ -121,6 +122,7 @@ class RedisServer:
                 "--dir", str(self.data_dir.resolve()),
                 "--appendonly", "yes" if self.appendonly else "no",
                 "--appendfsync", "always", "--save", "", "--daemonize", "no",
+                "--maxmemory-policy", "noeviction",  # full: refuse writes, never drop a game
                 *self.extra_args]
 
     def _wait_until_ready(self) -> None:

@@ -18,11 +18,13 @@ def no_such_game(game_id: str) -> NoSuchGame:
 
 def load(ctx: Context, game_id: str) -> GameState:
     """Rebuild the game's state: a kept state or the latest snapshot, then later events. The
-    caller has the state to itself; `keep` gives it back."""
+    caller has the state to itself; `keep` gives it back. A kept state of a game the store
+    has forgotten (never moved in, it expired) is dropped: the game is unknown."""
     with ctx.meter.replay_timer():
         kept = ctx.states.take(game_id)
-        if kept is not None:
-            return replay(ctx.store.read(game_id, after=kept.version), kept)
+        later = None if kept is None else ctx.store.read_known(game_id, kept.version)
+        if kept is not None and later is not None:
+            return replay(later, kept)
         snapshot, events = ctx.store.load(game_id)
         if snapshot is None and not events:
             raise no_such_game(game_id)

@@ -14,6 +14,8 @@ Event = dict[str, Any]
 IDEMPOTENCY_TTL_S: Final = 24 * 3600
 IDEMPOTENCY_KEYS_PER_SEAT: Final = 2000
 """The live Idempotency-Keys a seat may hold: more than the moves of the longest match."""
+UNPLAYED_GAME_TTL_S: Final = 24 * 3600
+"""How long a game no client has moved in is kept after its creation (0: for good)."""
 
 
 class StoreError(Exception):
@@ -30,6 +32,10 @@ class ConcurrencyError(StoreError):
 
 class StoreUnavailable(StoreError):
     """The store (or the queue) cannot serve now: unreachable, loading, its cluster failing."""
+
+
+class StoreFull(StoreUnavailable):
+    """The store is out of memory: it refuses writes (new games, moves), still serves reads."""
 
 
 class KeyTaken(StoreError):
@@ -65,9 +71,14 @@ class EventStore(Protocol):
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None) -> None:
+               append_id: str | None = None, moved_in: bool = False) -> None:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
         a claim, its key's final record (the claim, the record's JSON).
+
+        A game is kept for good from its first append `moved_in` (a client's move); until
+        then it is forgotten `unplayed_game_ttl_s` after its creation (a later read finds no
+        such game). An append that ends the game (`game_ended`) closes its log: the store
+        may keep it compacted, read as before, and a later append raises ConcurrencyError.
 
         `append_id`, made afresh for each append the caller attempts, is kept with the events:
         a retry of an append that landed though its reply was lost finds it at
@@ -79,6 +90,10 @@ class EventStore(Protocol):
 
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
         """Return the events with after < seq <= until (None: to the end), in order."""
+
+    def read_known(self, game_id: str, after: int) -> list[Event] | None:
+        """Return the events after `after`, in order; None if there is no such game (one
+        forgotten since, say: a state kept of it is no longer to be shown)."""
 
     def load(self, game_id: str) -> tuple[dict[str, Any] | None, list[Event]]:
         """Return the latest snapshot (or None) and every event after it, consistently."""

@@ -33,7 +33,14 @@ def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: d
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
     ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
-                     append_id=new_append_id())
+                     append_id=new_append_id(), moved_in=moved_in(state, seat))
+
+
+def moved_in(state: GameState, seat: int) -> bool:
+    """Whether a move of `seat` keeps the game for good: a client's move (a human seat's),
+    or any move of a game of AI seats only, which no client ever moves in."""
+    kinds = [player["kind"] for player in state.players]
+    return kinds[seat] == "human" or "human" not in kinds
 
 
 def decide(ctx: Context, game_id: str, state: GameState, seat: int,

@@ -30,6 +30,8 @@ def test_the_data_survives_a_sigkill(tmp_path: Path) -> None:
             store.create("g1", [event(1)], {"seat0": "h0"})
             store.append("g1", 1, [event(2), event(3)], snapshot={"version": 2, "state": {}})
             assert store.client.config_get("appendfsync") == {"appendfsync": "always"}
+            policy = store.client.config_get("maxmemory-policy")
+            assert policy == {"maxmemory-policy": "noeviction"}  # full: no game is evicted
         first.kill()
         assert first.pid is not None
         with pytest.raises(ProcessLookupError):

@@ -52,8 +52,8 @@ def test_after_hand_1_a_load_returns_a_snapshot_and_only_the_current_hands_event
         full = replay(full_log)
         snapshot, tail = services.store.load(game_id)
         assert from_snapshot(snapshot, tail).to_dict() == full.to_dict()
-        if full.hand is None or full.hand.number == 1:
-            continue
+        if full.hand is None or full.hand.number == 1 or full.status == "finished":
+            continue  # a finished game's log is compacted: loaded whole, no snapshot
         assert snapshot is not None
         hand_started = full_log[full.hand_seq - 1]
         assert hand_started["type"] == ev.HAND_STARTED

@@ -24,6 +24,7 @@ from service.adapters.bootstrap import build, connect_store
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
 from service.entrypoints.redis_server import free_port
+from service.game import events as ev
 from service.usecases.ports import (
     ConcurrencyError,
     EventStore,
@@ -36,6 +37,8 @@ from tests.local_cluster import LocalCluster
 from tests.memory_store import InMemoryEventStore
 
 IDEM = "game:{g1}:idem:0:k1"
+UNPLAYED_S = 0.4
+"""How long a `brief` store keeps a game no client moved in."""
 
 
 def claim(body_hash: str, nonce: str = "n1", name: str = IDEM) -> KeyClaim:
@@ -59,6 +62,16 @@ def event(seq: int, **data: Any) -> dict[str, Any]:
 def events(first: int, last: int) -> list[dict[str, Any]]:
     """Return the events numbered first..last."""
     return [event(seq) for seq in range(first, last + 1)]
+
+
+def ended_log(chained: bool) -> list[dict[str, Any]]:
+    """Return a log of five events, the last one `game_ended`: with the hash chain of API.md
+    if `chained`, else with made-up hashes."""
+    log = events(1, 4) + [{**event(5), "type": ev.GAME_ENDED}]
+    previous = ev.GENESIS
+    for entry in log if chained else []:
+        entry["hash"] = previous = ev.event_hash(previous, entry)
+    return log
 
 
 def seqs(log: list[dict[str, Any]]) -> list[int]:
@@ -85,6 +98,55 @@ class StoreContract:
         assert isinstance(store, RedisEventStore)
         with closing(RedisEventStore(store.client)) as other:
             yield other
+
+    @pytest.fixture
+    def brief(self, store: EventStore) -> Iterator[EventStore]:
+        """A store (over the same data) that keeps a game no client moved in UNPLAYED_S."""
+        if isinstance(store, InMemoryEventStore):
+            yield InMemoryEventStore(unplayed_game_ttl_s=UNPLAYED_S)
+            return
+        assert isinstance(store, RedisEventStore)
+        with closing(RedisEventStore(store.client, unplayed_game_ttl_s=UNPLAYED_S)) as other:
+            yield other
+
+    def test_a_game_no_client_moved_in_is_forgotten_after_its_time(
+            self, brief: EventStore) -> None:
+        """An AI's appends (not `moved_in`), its snapshot too, go with the game; a client's
+        move keeps the game for good, with whatever is appended later."""
+        for game_id in ("g1", "g2"):
+            brief.create(game_id, events(1, 2), {"a": game_id})
+            brief.append(game_id, 2, events(3, 3), snapshot={"version": 2, "state": {}})
+        brief.append("g2", 3, events(4, 4), moved_in=True)
+        brief.append("g2", 4, events(5, 5), snapshot={"version": 4, "state": {}})
+        time.sleep(UNPLAYED_S + 0.2)
+        assert brief.version("g1") == 0 and brief.meta("g1") == {}
+        assert brief.read("g1") == [] and brief.load("g1") == (None, [])
+        assert brief.read_known("g1", 2) is None and brief.read_known("g2", 3) == events(4, 5)
+        assert brief.read("g2") == events(1, 5) and brief.meta("g2") == {"a": "g2"}
+        assert brief.load("g2") == ({"version": 4, "state": {}}, events(5, 5))
+        brief.create("g1", events(1, 1), {})  # its id is free again
+        assert brief.version("g1") == 1
+
+    @pytest.mark.parametrize("chained", [True, False], ids=["chained", "made-up-hashes"])
+    def test_an_ended_games_log_reads_as_before_and_takes_no_more(
+            self, store: EventStore, chained: bool) -> None:
+        log = ended_log(chained)
+        store.create("g1", log[:2], {"a": "1"})
+        store.append("g1", 2, log[2:3], snapshot={"version": 3, "state": {}}, moved_in=True)
+        store.append("g1", 3, log[3:], append_id="last")
+        assert store.read("g1") == log and store.read("g1", 1, 3) == log[1:3]
+        assert store.read("g1", after=5) == [] and store.read("g1", after=4) == log[4:]
+        assert store.read_known("g1", 5) == [] and store.read_known("g1", 3) == log[3:]
+        snapshot, rest = store.load("g1")
+        assert rest == log[(snapshot or {"version": 0})["version"]:]
+        assert store.version("g1") == 5 and store.meta("g1") == {"a": "1"}
+        for expected in (5, 3):
+            with pytest.raises(ConcurrencyError) as refused:
+                store.append("g1", expected, events(expected + 1, expected + 1))
+            assert refused.value.current_version == 5
+        with pytest.raises(StoreError):
+            store.create("g1", events(1, 1), {})
+        assert store.read("g1") == log
 
     def test_create_makes_a_game_with_its_meta(self, store: EventStore) -> None:
         assert store.version("g1") == 0 and store.meta("g1") == {}
@@ -138,6 +200,7 @@ class StoreContract:
 
     def test_an_unknown_game_is_empty(self, store: EventStore) -> None:
         assert store.read("nope") == [] and store.version("nope") == 0
+        assert store.read_known("nope", 0) is None
         assert store.load("nope") == (None, [])
 
     def test_append_at_a_stale_version_raises_with_the_current_one(
@@ -440,6 +503,29 @@ class TestRedisStore(StoreContract):
         assert redis_client.type("game:{g1}:events") == b"stream"
         assert [entry_id for entry_id, _ in redis_client.xrange("game:{g1}:events")] == [
             b"1-0", b"2-0"]
+
+    def test_an_ended_game_keeps_one_compact_string_in_place_of_its_stream(
+            self, store: RedisEventStore, redis_client: redis.Redis) -> None:
+        log = ended_log(chained=True)
+        store.create("g1", log[:2], {"a": "1"})
+        store.append("g1", 2, log[2:4], snapshot={"version": 4, "state": {}}, moved_in=True)
+        follower = ThreadPoolExecutor(1).submit(store.wait_for_events, "g1", 4, 5000)
+        time.sleep(0.2)  # the follower blocks on the stream, which the next append ends
+        store.append("g1", 4, log[4:])
+        assert follower.result() == log[4:]
+        names = sorted(name.decode() for name in redis_client.keys("game:*"))
+        assert names == ["game:{g1}:log", "game:{g1}:meta"]
+        assert redis_client.ttl("game:{g1}:log") == -1
+        assert not store.compact("g1")  # once is enough
+        assert store.wait_for_events("g1", 3, 5000) == log[3:]  # within a slice of XREAD
+
+    def test_a_compacted_game_no_client_moved_in_still_expires(
+            self, brief: EventStore, redis_client: redis.Redis) -> None:
+        """The compact log of a game whose keys still expire (no append was `moved_in`)
+        takes the stream's time to live: nothing of the game outlives it."""
+        brief.create("g1", events(1, 2), {})
+        brief.append("g1", 2, [{**event(3), "type": ev.GAME_ENDED}])
+        assert 0 < redis_client.pttl("game:{g1}:log") <= UNPLAYED_S * 1000
 
     def test_the_append_id_is_a_field_of_the_first_entry_appended(
             self, store: RedisEventStore, redis_client: redis.Redis) -> None:
