@@ -36,6 +36,10 @@ class Settings:
     metrics_allowed: str = ""  # comma-separated addresses or networks (CIDR) that may read
     # /metrics; with metrics_token, either lets a request in; both empty: /metrics is open
     metrics_token: str = ""  # a bearer token that may read /metrics
+    seeded_games: bool = False  # honour a creation's `seed` (reproducible games, for tests);
+    # off: a seed is ignored and every deck comes from the system's CSPRNG
+    deck_secret: str = ""  # the server secret seeded decks are derived from; empty: one made
+    # once at random and kept in the store's Redis, shared by every process
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -46,5 +50,21 @@ class Settings:
             name = field.name.upper()
             raw = env.get(f"SPINNER_{name}", env.get(name))
             if raw is not None:
-                values[field.name] = type(field.default)(raw)
+                values[field.name] = _parse(raw, type(field.default))
         return cls(**values)
+
+
+FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+         "0": False, "false": False, "no": False, "off": False, "": False}
+"""How a boolean setting may be spelled (case aside)."""
+
+
+def _parse(raw: str, kind: type) -> object:
+    """Return a setting's text as its field's type; a boolean from FLAGS (bool("0") is True)."""
+    if kind is not bool:
+        return kind(raw)
+    try:
+        return FLAGS[raw.strip().lower()]
+    except KeyError:
+        raise ValueError(f"{raw!r} is not a boolean: say 1/0, true/false, yes/no or on/off") \
+            from None
