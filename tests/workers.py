@@ -25,7 +25,7 @@ class WorkerProcess:
     """One `spinner worker` process against a Redis URL; stop() or kill() it."""
 
     def __init__(self, redis_url: str, **settings: str) -> None:
-        env = {**os.environ, "REDIS_URL": redis_url,
+        env = {**os.environ, "REDIS_URL": redis_url, "SEEDED_GAMES": "1",
                **{name.upper(): value for name, value in settings.items()}}
         self.process = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
                                         env=env, stdout=subprocess.DEVNULL,

@@ -10,12 +10,14 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
+from service.adapters.deck_secret import DeckSecret
 from service.adapters.logs import utc_millis
 from service.adapters.metrics import PrometheusMeter
 from service.adapters.rate_counter import RedisRateCounter
 from service.adapters.redis_store import NOT_NOW, RedisEventStore
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
+from service.usecases.decks import Dealer
 from service.usecases.games import Games
 
 
@@ -87,5 +89,6 @@ def build(settings: Settings) -> Services:
                             unplayed_game_ttl_s=settings.unplayed_game_ttl_s)
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
-    return Services(settings, store, queue, Games(store, queue, utc_now, PrometheusMeter()),
-                    RedisRateCounter(store))
+    dealer = Dealer(settings.seeded_games, DeckSecret(client, settings.deck_secret))
+    games = Games(store, queue, utc_now, PrometheusMeter(), dealer)
+    return Services(settings, store, queue, games, RedisRateCounter(store))

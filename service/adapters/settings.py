@@ -48,6 +48,10 @@ class Settings:
     metrics_token: str = ""  # a bearer token that may read /metrics
     unplayed_game_ttl_s: float = float(UNPLAYED_GAME_TTL_S)  # a game no client has moved in
     # is forgotten this long after its creation (0: kept for good)
+    seeded_games: bool = False  # honour a creation's `seed` (reproducible games, for tests);
+    # off: a seed is ignored and every deck comes from the system's CSPRNG
+    deck_secret: str = ""  # the server secret seeded decks are derived from; empty: one made
+    # once at random and kept in the store's Redis, shared by every process
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -58,5 +62,21 @@ class Settings:
             name = field.name.upper()
             raw = env.get(f"SPINNER_{name}", env.get(name))
             if raw is not None:
-                values[field.name] = type(field.default)(raw)
+                values[field.name] = _parse(raw, type(field.default))
         return cls(**values)
+
+
+FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+         "0": False, "false": False, "no": False, "off": False, "": False}
+"""How a boolean setting may be spelled (case aside)."""
+
+
+def _parse(raw: str, kind: type) -> object:
+    """Return a setting's text as its field's type; a boolean from FLAGS (bool("0") is True)."""
+    if kind is not bool:
+        return kind(raw)
+    try:
+        return FLAGS[raw.strip().lower()]
+    except KeyError:
+        raise ValueError(f"{raw!r} is not a boolean: say 1/0, true/false, yes/no or on/off") \
+            from None

@@ -1,4 +1,5 @@
-"""Offline audit of an exported log: the hash chain, then every event re-decided (R26)."""
+"""Offline audit of an exported log: the hash chain, every deck's commitment, then every event
+re-decided (R26)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 from service.game import events as ev
 from service.game.commands import create_game, make_move
+from service.game.fairness import Shuffled, commitment_holds
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.tiles import TILES, Tile
@@ -44,21 +46,26 @@ class _Checker:
 
     def __init__(self, events: Sequence[ev.Event]) -> None:
         self.events, self.pos = events, 0
-        self.decks = {e["data"]["hand_number"]: _deck(e)
-                      for e in events if e["type"] == ev.HAND_STARTED}
 
     def run(self) -> Finding | None:
+        started = [e for e in self.events if e["type"] == ev.HAND_STARTED]
+        broken = next((e for e in started if not commitment_holds(e["data"])), None)
+        if broken is not None:  # API.md "Fair shuffles"
+            return Finding(broken["seq"], f"hand {broken['data']['hand_number']}'s deck and "
+                                          "salt do not match its commitment")
+        decks = {e["data"]["hand_number"]: Shuffled(_deck(e), e["data"].get("salt"))
+                 for e in started}
         first = self.events[0]
         state, produced = create_game(first["data"]["players"], first["data"]["rules"],
-                                      self.decks.__getitem__, first["at"])
+                                      decks.__getitem__, first["at"])
         finding = self._compare(produced)
         while finding is None and self.pos < len(self.events):
             event = self.events[self.pos]
             if state.status == "finished" or event["type"] not in ACTIONS:
                 return Finding(event["seq"], f"{event['type']} does not follow from the log")
             try:
-                produced = make_move(state, event["seat"], _move(event),
-                                     self.decks.__getitem__, event["at"])
+                produced = make_move(state, event["seat"], _move(event), decks.__getitem__,
+                                     event["at"])
             except RuleError as error:
                 return Finding(event["seq"], f"an illegal move ({error.detail})")
             finding = self._compare(produced)

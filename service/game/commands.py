@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from service.game import events as ev
+from service.game.fairness import Shuffled, commitment
 from service.game.state import GameState, evolve
 from service.rules.errors import OutOfTurn
 from service.rules.hand import Hand
@@ -16,8 +17,9 @@ from service.rules.scoring import hand_result, match_winners
 from service.rules.tiles import Tile
 from service.rules.turns import check_move
 
-Shuffle = Callable[[int], Sequence[Tile]]
-"""Gives the shuffled 66-tile deck for a hand number; the caller owns the randomness (R26)."""
+Shuffle = Callable[[int], Shuffled]
+"""Gives the shuffled 66-tile deck and its salt for a hand number; the caller owns the
+randomness (R26)."""
 
 
 def _record(state: GameState, events: list[ev.Event], at: str | None, type_: str,
@@ -113,15 +115,18 @@ def _after_hand(state: GameState, events: list[ev.Event], at: str | None,
 
 
 def _deal(state: GameState, events: list[ev.Event], at: str | None, number: int, shuffler: int,
-          deck: Sequence[Tile]) -> None:
+          shuffled: Shuffled) -> None:
     seats = state.seats
     k = tiles_per_hand(seats)
-    texts = [t.text for t in deck]
-    _record(state, events, at, ev.HAND_STARTED, None, {
+    texts = [t.text for t in shuffled.deck]
+    data = {
         "hand_number": number, "opening_double": opening_double(number).text,
         "shuffler": shuffler, "deck": texts,
         "hands": [texts[s * k:(s + 1) * k] for s in range(seats)],
-    })
+    }
+    if shuffled.salt is not None:  # API.md "Fair shuffles"
+        data |= {"salt": shuffled.salt, "commitment": commitment(shuffled.salt, texts)}
+    _record(state, events, at, ev.HAND_STARTED, None, data)
     hand = state.hand
     assert hand is not None
     while hand.searching:  # R9: the server searches; the searcher keeps what it draws

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from service.game import events as ev
 from service.game.state import GameState
@@ -65,11 +65,15 @@ def _player(state: GameState, seat: int) -> dict[str, Any]:
             "tile_count": len(held), "total": state.totals[seat]}
 
 
+HIDDEN_AT_START: Final = ("deck", "salt", "hands")
+"""What a redacted `hand_started` leaves out (its `commitment` stays: API.md "Fair shuffles")."""
+
+
 def redact(event: ev.Event, seat: int | None) -> ev.Event:
     """Return the event as `seat` may see it before the match ends: no hidden tile, no hash."""
     data = event["data"]
     if event["type"] == ev.HAND_STARTED:
-        data = {k: v for k, v in data.items() if k not in ("deck", "hands")}
+        data = {k: v for k, v in data.items() if k not in HIDDEN_AT_START}
         if seat is not None:  # its own dealt tiles only; other seats' are left out
             data["hands"] = [h if s == seat else None for s, h in enumerate(event["data"]["hands"])]
     elif event["type"] == ev.TILE_DRAWN and event["seat"] != seat:

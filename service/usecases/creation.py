@@ -9,7 +9,6 @@ from service.game.commands import create_game
 from service.game.state import GameState
 from service.usecases.ai_turns import queue_due
 from service.usecases.context import Context
-from service.usecases.decks import deck_source
 from service.usecases.tokens import new_append_id, new_game_id, new_token, token_hash
 
 
@@ -24,9 +23,10 @@ class Created:
 
 def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
            seed: int | None) -> Created:
-    """Create a game, deal hand 1 and return each human seat's token."""
-    game_id = new_game_id()
-    state, events = create_game(players, rules, deck_source(seed), ctx.clock())
+    """Create a game, deal hand 1 and return each human seat's token. `seed` is kept only
+    where the dealer honours seeds; else it is ignored and every deck is random."""
+    game_id, seed = new_game_id(), ctx.dealer.kept_seed(seed)
+    state, events = create_game(players, rules, ctx.dealer.shuffle(game_id, seed), ctx.clock())
     tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
     meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
     meta["seed"] = "" if seed is None else str(seed)

@@ -1,18 +1,63 @@
-"""Where a hand's deck comes from: shuffled by a seeded generator, or by the system's."""
+"""Where a hand's deck and salt come from (R5, API.md "Fair shuffles"): the system's CSPRNG,
+or, for a game whose seed is honoured, HMAC-SHA256 keyed with a server secret over the game
+id, the seed and the hand number. Nothing a client knows or guesses gives a deck away."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import random
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from service.rules.tiles import TILES, Tile
+from service.game.commands import Shuffle
+from service.game.fairness import Shuffled
+from service.rules.tiles import TILES
+
+SALT_BYTES = 32
 
 
-def deck_source(seed: object | None) -> Callable[[int], Sequence[Tile]]:
-    """Return the deck source for a game: seeded per hand if `seed` is set, else system random."""
-    def shuffle(hand_number: int) -> list[Tile]:
-        rng = random.Random(f"{seed}:{hand_number}") if seed is not None else random.SystemRandom()
-        deck = list(TILES)
-        rng.shuffle(deck)  # R5: uniformly at random; the order is recorded in hand_started
-        return deck
-    return shuffle
+@functools.cache
+def process_secret() -> bytes:
+    """Return a secret made at random once per process: the default where none is kept."""
+    return secrets.token_bytes(32)
+
+
+@dataclass(frozen=True)
+class Dealer:
+    """Shuffles the games of one process. `seeded`: a client's seed is honoured (reproducible
+    games); `secret` gives the server secret those decks come from (read when first needed,
+    the same in every process that deals)."""
+
+    seeded: bool = False
+    secret: Callable[[], bytes] = field(default=process_secret)
+
+    def kept_seed(self, seed: int | None) -> int | None:
+        """Return the seed a new game keeps: `seed` when seeded games are allowed, else None."""
+        return seed if self.seeded else None
+
+    def shuffle(self, game_id: str, seed: int | None) -> Shuffle:
+        """Return the game's shuffle: from the CSPRNG without a seed, else derived from the
+        secret, the game id, the seed and the hand number (so the same seed in another game
+        deals unrelated decks, and this game always deals these)."""
+        if seed is None:
+            return fresh
+
+        def derived(hand_number: int) -> Shuffled:
+            message = f"{game_id}:{seed}:{hand_number}".encode()
+            deck = list(TILES)
+            random.Random(self._digest(b"deck", message)).shuffle(deck)  # R5
+            return Shuffled(deck, self._digest(b"salt", message).hex())
+        return derived
+
+    def _digest(self, label: bytes, message: bytes) -> bytes:
+        return hmac.new(self.secret(), label + b":" + message, hashlib.sha256).digest()
+
+
+def fresh(hand_number: int) -> Shuffled:
+    """Return a deck shuffled by the operating system's CSPRNG (R5) and a random salt."""
+    deck = list(TILES)
+    secrets.SystemRandom().shuffle(deck)
+    return Shuffled(deck, secrets.token_hex(SALT_BYTES))

@@ -8,19 +8,21 @@ from typing import Any
 from service.game import events as ev
 from service.usecases import ai_turns, creation, moves, reading, seats
 from service.usecases.context import Context
+from service.usecases.decks import Dealer
 from service.usecases.errors import Refusal
 from service.usecases.ports import EventStore, Meter, NoMeter, TurnQueue
 from service.usecases.seat_views import View
 
 
 class Games:
-    """The game service's use cases over an event store, a turn queue, a clock and a meter.
+    """The game service's use cases over an event store, a turn queue, a clock, a meter and
+    a dealer.
 
     Each method is one use case of the modules named in it; they raise `errors.Refusal`s."""
 
     def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str],
-                 meter: Meter | None = None) -> None:
-        self.ctx = Context(store, queue, clock, meter or NoMeter())
+                 meter: Meter | None = None, dealer: Dealer | None = None) -> None:
+        self.ctx = Context(store, queue, clock, meter or NoMeter(), dealer or Dealer())
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
                seed: int | None) -> creation.Created:

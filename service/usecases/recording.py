@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from service.game import events as ev
 from service.game.commands import Shuffle, make_move
+from service.game.fairness import Shuffled
 from service.game.state import GameState
 from service.game.views import own
 from service.rules import errors as rule
 from service.rules.moves import Move
-from service.rules.tiles import Tile
 from service.usecases import errors, idempotency
 from service.usecases.context import Context
-from service.usecases.decks import deck_source
 from service.usecases.ports import KeyClaim
 from service.usecases.seats import require_game
 from service.usecases.tokens import new_append_id
@@ -67,7 +65,7 @@ def refusal(error: rule.RuleError, state: GameState, seat: int) -> errors.Refusa
 
 def _shuffle(ctx: Context, game_id: str) -> Shuffle:
     """Return the game's deck source; its seed is read only when a hand is dealt."""
-    def shuffle(hand_number: int) -> Sequence[Tile]:
+    def shuffle(hand_number: int) -> Shuffled:
         seed = require_game(ctx, game_id).seed
-        return deck_source(int(seed) if seed else None)(hand_number)
+        return ctx.dealer.shuffle(game_id, int(seed) if seed else None)(hand_number)
     return shuffle

@@ -17,8 +17,8 @@ from tests.api.contract import ContractClient
 
 @pytest.fixture
 def settings(redis_url: str) -> Settings:
-    """Settings pointing at the test Redis, with AI turns quick."""
-    return Settings(redis_url=redis_url, ai_budget_s=0.02,
+    """Settings pointing at the test Redis, with AI turns quick and seeds honoured."""
+    return Settings(redis_url=redis_url, ai_budget_s=0.02, seeded_games=True,
                     rate_limit_per_token=0, rate_limit_per_address=0)  # one client, many requests
 
 

@@ -178,7 +178,11 @@ STATE = {"game_id": "abc", "version": 2, "status": "playing",
                                                   "expose": 9}]}
 HAND_STARTED = {"seq": 2, "type": "hand_started", "at": "2024-05-01T12:00:00.000Z",
                 "seat": None, "data": {"hand_number": 1, "opening_double": "9-9",
-                                       "shuffler": 0, "hands": [["9-9"], None]}}
+                                       "shuffler": 0, "hands": [["9-9"], None],
+                                       "commitment": "c" * 64}}
+DEALT = {**HAND_STARTED["data"], "deck": ["0-0"] * 66, "hands": [["9-9"], ["0-0"]],
+         "salt": "5" * 64}
+"""An unredacted hand_started's data (its deck is no real deck: the schema checks shapes)."""
 
 
 def test_a_valid_problem_passes() -> None:
@@ -230,6 +234,13 @@ def test_a_valid_problem_passes() -> None:
                                     headers={"ETag": '"2"'}), "an AI seat without a level"),
     ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "hash": "0" * 64}]},
                                            200), "an event with its hash but without its deck"),
+    ("GET", "/v1/games/abc/export", answer({"game_id": "abc", "events": [
+        {**HAND_STARTED, "hash": "a" * 64, "data": {k: v for k, v in DEALT.items()
+                                                     if k != "salt"}}]}, 200),
+     "an event with its hash but without its salt"),
+    ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "data": {
+        k: v for k, v in HAND_STARTED["data"].items() if k != "commitment"}}]}, 200),
+     "hand_started without its commitment"),
     ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "seq": 0}]}, 200),
      "seq counts from 1"),
     ("GET", "/v1/games/abc/events", answer({"events": [{**HAND_STARTED, "data": {}}]}, 200),
@@ -261,8 +272,7 @@ def test_good_answers_of_each_kind_pass() -> None:
     check_response("GET", "/v1/games/abc/state?version=1", answer(first, 200, headers={
         "ETag": '"1"'}))
     check_response("GET", "/v1/games/abc/events", answer({"events": [HAND_STARTED]}, 200))
-    full = {**HAND_STARTED, "hash": "a" * 64,
-            "data": {**HAND_STARTED["data"], "deck": ["0-0"] * 66, "hands": [["9-9"], ["0-0"]]}}
+    full = {**HAND_STARTED, "hash": "a" * 64, "data": DEALT}
     check_response("GET", "/v1/games/abc/export", answer({"game_id": "abc", "events": [full]},
                                                          200))
     check_response("POST", "/v1/games", answer({"game_id": "g", "version": 2, "seats": [

@@ -7,12 +7,24 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from service.game import events as ev
-from service.game.commands import create_game, make_move
+from service.game.commands import Shuffle, create_game, make_move
+from service.game.fairness import Shuffled
 from service.game.state import GameState
 from service.rules.moves import Move
-from service.usecases.decks import deck_source
+from service.rules.tiles import TILES
 from tests.support.selfplay import AT
 from workers.ai.seat_view import SeatView, seat_view
+
+
+def seeded(seed: object) -> Shuffle:
+    """Return a Shuffle whose every hand's deck follows from `seed` and the hand number alone,
+    with no salt: the same deals in every simulated match given that seed."""
+    def shuffle(number: int) -> Shuffled:
+        deck = list(TILES)
+        random.Random(f"{seed}:{number}").shuffle(deck)
+        return Shuffled(deck)
+    return shuffle
+
 
 Player = Callable[[SeatView, random.Random], Move]
 """An AI player: its move from its seat's view, drawing on the match's `rng`."""
@@ -21,7 +33,7 @@ Player = Callable[[SeatView, random.Random], Move]
 def play_ai_match(players: Sequence[Player], rules: dict[str, Any], seed: object,
                   rng: random.Random) -> tuple[GameState, list[ev.Event]]:
     """Play a match, asking each seat's player for its moves; return the state and the log."""
-    shuffle = deck_source(seed)
+    shuffle = seeded(seed)
     seats = [{"name": f"AI{s}", "kind": "ai"} for s in range(len(players))]
     state, log = create_game(seats, rules, shuffle, AT)
     while state.status == "playing":

@@ -14,6 +14,7 @@ from typing import Any, Final, Protocol, TypeAlias, TypeVar
 
 from service.game import events as ev
 from service.game.commands import Shuffle, create_game, make_move
+from service.game.fairness import Shuffled
 from service.game.state import GameState, evolve, replay
 from service.rules.errors import IllegalMove
 from service.rules.hand import Hand, index_by_value
@@ -51,10 +52,11 @@ def pick(rng: Rng, options: Sequence[T]) -> T:
 
 
 def shuffler(rng: Rng) -> Shuffle:
-    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck (R5)."""
-    def shuffle(number: int) -> list[Tile]:
+    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck (R5), with
+    no salt: a simulation commits to nothing."""
+    def shuffle(number: int) -> Shuffled:
         keys = [rng.random() for _ in TILES]  # uniform: 53-bit random keys do not tie
-        return [TILES[i] for i in sorted(range(len(TILES)), key=keys.__getitem__)]
+        return Shuffled([TILES[i] for i in sorted(range(len(TILES)), key=keys.__getitem__)])
     return shuffle
 
 

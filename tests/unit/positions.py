@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from service.game import events as ev
-from service.game.commands import create_game, make_move
+from service.game.commands import Shuffle, create_game, make_move
+from service.game.fairness import Shuffled
 from service.game.state import GameState, replay
 from service.rules.errors import IllegalMove
 from service.rules.hand import Hand
@@ -72,13 +73,19 @@ def shuffled(seed: int) -> list[Tile]:
     return random.Random(seed).sample(TILES, len(TILES))
 
 
+def shuffles(base: int) -> Shuffle:
+    """Return a Shuffle that deals hand n the deck `shuffled(base + n)`, with no salt."""
+    return lambda number: Shuffled(shuffled(base + number))
+
+
 def dealt(hands: Sequence[str], boneyard: str = "", *, number: int = 1, rule: str = "draw",
           shuffler: int = 0) -> Hand:
     """Return the hand `Hand.deal` makes of `deck(hands, boneyard)`."""
     return Hand.deal(number, rule, deck(hands, boneyard), shuffler, len(hands))
 
 
-Shuffle = Callable[[int], Sequence[Tile]]
+Decks = Callable[[int], Sequence[Tile]]
+"""Gives the deck of a hand number; `_shuffle` adds its salt."""
 
 
 @dataclass
@@ -126,16 +133,15 @@ def players(n: int) -> list[dict[str, Any]]:
     return [{"name": f"P{s}", "kind": "human"} for s in range(n)]
 
 
-def _shuffle(first: Sequence[Tile], later: Shuffle | None) -> Shuffle:
-    def shuffle(number: int) -> Sequence[Tile]:
-        if number == 1:
-            return first
-        return later(number) if later else shuffled(number)
+def _shuffle(first: Sequence[Tile], later: Decks | None) -> Shuffle:
+    def shuffle(number: int) -> Shuffled:
+        deck = first if number == 1 else later(number) if later else shuffled(number)
+        return Shuffled(deck, f"{number:064x}")  # a salt as the service's (API.md)
     return shuffle
 
 
 def start(hands: Sequence[str], boneyard: str = "", *, rules: dict[str, Any] | None = None,
-          later: Shuffle | None = None) -> Match:
+          later: Decks | None = None) -> Match:
     """Create a real game whose first hand deals `deck(hands, boneyard)`."""
     shuffle = _shuffle(deck(hands, boneyard), later)
     state, events = create_game(players(len(hands)), dict(rules or RULES), shuffle, AT)
@@ -143,7 +149,7 @@ def start(hands: Sequence[str], boneyard: str = "", *, rules: dict[str, Any] | N
 
 
 def start_from(first: Sequence[Tile], seats: int, *, rules: dict[str, Any] | None = None,
-               later: Shuffle | None = None) -> Match:
+               later: Decks | None = None) -> Match:
     """Create a real game whose first hand deals the deck `first`."""
     shuffle = _shuffle(first, later)
     state, events = create_game(players(seats), dict(rules or RULES), shuffle, AT)
@@ -151,7 +157,7 @@ def start_from(first: Sequence[Tile], seats: int, *, rules: dict[str, Any] | Non
 
 
 def game_with(hand: Hand, *, hands: int = 10, totals: Sequence[int] | None = None,
-              later: Shuffle | None = None) -> Match:
+              later: Decks | None = None) -> Match:
     """Put `hand` inside a real `GameState` (created by a real `game_created` event)."""
     created = ev.seal({"type": ev.GAME_CREATED, "seat": None,
                        "data": {"players": players(hand.seats),

@@ -16,7 +16,7 @@ from service.rules.matching import MATCHES
 from service.rules.moves import DRAW, Move
 from service.rules.tiles import TILES, Tile
 from service.rules.turns import check_move
-from service.usecases.decks import deck_source
+from tests.support.arena import seeded
 from tests.support.selfplay import AT
 from workers.ai import STRATEGIES, choose_move, expert, greedy
 from workers.ai.playout import finish, outcome
@@ -41,7 +41,7 @@ def decide(level: str, view: SeatView, seed: int) -> Move:
 
 def positions(seats: int, seed: int, every: int) -> Iterator[tuple[GameState, list, int]]:
     """Yield (state, log, seat to move) at every `every`-th turn of a greedy 2-hand match."""
-    shuffle = deck_source(seed)
+    shuffle = seeded(seed)
     players = [{"name": f"P{s}", "kind": "ai"} for s in range(seats)]
     state, log = create_game(players, {"hands": 2, "opening": "draw"}, shuffle, AT)
     turn = 0
@@ -168,7 +168,7 @@ def test_R18_R20_a_playout_lifts_and_blocks_as_the_commands_do(text: str, types:
 def test_R19_a_playout_plays_a_dealt_hand_out_as_greedy_play_through_make_move(
         seats: int) -> None:
     for seed in range(4):
-        shuffle = deck_source(100 * seats + seed)
+        shuffle = seeded(100 * seats + seed)
         players = [{"name": f"P{s}", "kind": "ai"} for s in range(seats)]
         state, log = create_game(players, {"hands": 1, "opening": "draw"}, shuffle, AT)
         assert state.hand is not None and state.hand.turn is not None

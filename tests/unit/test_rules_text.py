@@ -12,16 +12,14 @@ from service.rules.position import parse_position, position_text
 from service.rules.tiles import Tile
 from service.rules.turns import legal_moves
 
-from .positions import AT, players, shuffled
+from .positions import AT, players, shuffles
 
 EXAMPLE = "0: 3-S 5-6 | 1: 2-2 | boneyard: 1-1 4-S | ends: e1=3 e2=7 | owed: e1 | turn 0"
 
 
 def self_played(seed: int) -> list[Hand]:
     """Return a copy of the hand before every move of a random match of 2-8 seats."""
-    def shuffle(number: int) -> list[Tile]:
-        return shuffled(seed * 10 + number)
-
+    shuffle = shuffles(seed * 10)
     rng = random.Random(seed)
     rules = {"hands": 3, "opening": ("draw", "next_lower")[seed % 2]}
     state, _ = create_game(players(2 + seed % 7), rules, shuffle, AT)

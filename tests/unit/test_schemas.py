@@ -19,7 +19,7 @@ from service.rules.turns import legal_moves
 from service.usecases.games import Games
 from tests.memory_store import InMemoryEventStore
 
-from .positions import AT, shuffled
+from .positions import AT, shuffles
 
 STATE, EVENTS, EXPORT = schemas.StateOut(), schemas.EventsOut(), schemas.ExportOut()
 EVENT, CREATED = schemas.EventOut(), schemas.CreatedOut()
@@ -47,8 +47,8 @@ def self_played_views(seed: int) -> list[dict[str, Any]]:
     its snapshot's JSON at each move, as a request after a hand start rebuilds it."""
     rng = random.Random(seed)
     count, opening = 2 + seed % 5, ("draw", "next_lower")[seed % 2]
-    state, _ = create_game(seats(count), {"hands": 2, "opening": opening},
-                           lambda number: shuffled(seed * 100 + number), AT)
+    shuffle = shuffles(seed * 100)
+    state, _ = create_game(seats(count), {"hands": 2, "opening": opening}, shuffle, AT)
     seen = []
     while state.status == "playing":
         stored = GameState.from_dict(orjson.loads(orjson.dumps(state.to_dict())))
@@ -56,8 +56,7 @@ def self_played_views(seed: int) -> list[dict[str, Any]]:
                  for shown in (state, stored) for seat in [*range(count), None]]
         seat = state.turn
         assert seat is not None
-        make_move(state, seat, rng.choice(legal_moves(state.hand, seat)),
-                  lambda number: shuffled(seed * 100 + number), AT)
+        make_move(state, seat, rng.choice(legal_moves(state.hand, seat)), shuffle, AT)
     return seen
 
 

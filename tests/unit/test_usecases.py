@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -10,7 +11,9 @@ from service.game import events as ev
 from service.game.state import GameState
 from service.game.views import view
 from service.rules.moves import Move
+from service.rules.tiles import TILES
 from service.usecases import errors, idempotency
+from service.usecases.decks import Dealer
 from service.usecases.games import Games
 from service.usecases.tokens import token_hash
 from tests.memory_store import InMemoryEventStore
@@ -20,6 +23,7 @@ HUMANS = [{"name": "P0", "kind": "human"}, {"name": "P1", "kind": "human"}]
 AIS = [{"name": "A0", "kind": "ai", "level": "random"},
        {"name": "A1", "kind": "ai", "level": "random"}]
 RULES = {"hands": 1, "opening": "draw"}
+SECRET = b"the tests' deck secret"
 
 
 class FakeTurnQueue:
@@ -51,8 +55,9 @@ def queue() -> FakeTurnQueue:
 
 @pytest.fixture
 def games(store: InMemoryEventStore, queue: FakeTurnQueue) -> Games:
-    """The use cases over the store and the queue, with a fixed clock."""
-    return Games(store, queue, lambda: AT)
+    """The use cases over the store and the queue, with a fixed clock; seeds are honoured,
+    as the tests' settings have it."""
+    return Games(store, queue, lambda: AT, dealer=Dealer(seeded=True, secret=lambda: SECRET))
 
 
 @pytest.fixture
@@ -181,9 +186,11 @@ def test_a_rule_error_is_refused_with_its_rule_r2_r4_r16(
     with pytest.raises(errors.MalformedMove) as malformed:  # R2: no such tile
         games.move(game_id, seat, {"action": "play", "tile": "7-X"}, None, None)
     assert malformed.value.extra["errors"][0]["field"] == "tile"
+    own = games.current_view(game_id, seat).own
+    absent = next(t.text for t in TILES if t.text not in own["hand"])  # decks are random
     with pytest.raises(errors.IllegalMove) as illegal:  # R16: a tile the seat does not hold
-        games.move(game_id, seat, {"action": "play", "tile": "7-7"}, None, None)
-    assert illegal.value.extra == {"rule": "R16", "legal_moves": [move]}
+        games.move(game_id, seat, {"action": "play", "tile": absent}, None, None)
+    assert illegal.value.extra == {"rule": "R16", "legal_moves": own["legal_moves"]}
     assert store.version(game_id) == version
 
 
@@ -329,7 +336,9 @@ def test_following_shows_each_event_redacted_for_the_seat_then_quiet_heals(
     assert created_event["type"] == ev.GAME_CREATED and "hash" not in created_event
     assert dealt["data"]["hands"][0] is not None and dealt["data"]["hands"][1] is None
     assert "deck" not in dealt["data"]
-    assert next(followed) is None  # nothing more came: the AI turn is healed meanwhile
+    searched = list(itertools.takewhile(lambda event: event is not None, followed))  # R9
+    assert len(searched) == created.state.version - 2  # then nothing came: the AI turn is
+    assert all(e["data"]["reason"] == "search" for e in searched)  # healed meanwhile
     assert queue.calls[-1] == ("heal", created.game_id, created.state.version)
 
 
