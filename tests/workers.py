@@ -22,13 +22,14 @@ def wait_until(check: Callable[[], bool], timeout: float) -> bool:
 
 
 class WorkerProcess:
-    """One `spinner worker` process against a Redis URL; stop() or kill() it."""
+    """One `spinner worker` process (with its command line `flags`) against a Redis URL;
+    stop() or kill() it."""
 
-    def __init__(self, redis_url: str, **settings: str) -> None:
+    def __init__(self, redis_url: str, *flags: str, **settings: str) -> None:
         env = {**os.environ, "REDIS_URL": redis_url, "SEEDED_GAMES": "1",
                **{name.upper(): value for name, value in settings.items()}}
-        self.process = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
-                                        env=env, stdout=subprocess.DEVNULL,
+        self.process = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker",
+                                         *flags], env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
 
     @property

@@ -10,6 +10,7 @@ from service.adapters.settings import Settings
 from service.game.events import Event
 from service.game.state import GameState
 from service.rules.moves import Move
+from service.usecases.ai_turns import EXPERT
 from workers.ai import choose_move
 from workers.ai.seat_view import seat_view
 
@@ -36,12 +37,23 @@ def pace(state: GameState, seat: int) -> float:
     return settings.ai_budget_s if level(state, seat) == "expert" else settings.ai_min_delay_s
 
 
+def search_budget(left_s: float, waiting: int, calm: int) -> float:
+    """Return how long an expert searches: SEARCH_SHARE of the time left before its move may
+    be appended, and with more than `calm` expert turns waiting in the queue, only the share
+    calm/waiting of that, so that a long queue costs the machine less CPU (its fast-lane
+    worker and API processes keep theirs). The move still reaches the log at its fixed time."""
+    share = SEARCH_SHARE if waiting <= calm else SEARCH_SHARE * calm / waiting
+    return left_s * share
+
+
 def take_ai_turn(game_id: str, version: int) -> bool:
     """Play the AI turn due at `version`; a stale job (the game moved on) does nothing."""
     rng = random.Random(f"{game_id}:{version}")
 
     def choose(state: GameState, seat: int, hand_log: list[Event], left_s: float) -> Move:
-        view = seat_view(state, seat, hand_log)
-        return choose_move(level(state, seat), view, rng, left_s * SEARCH_SHARE)
+        kind = level(state, seat)
+        waiting = services().queue.waiting(EXPERT) if kind == EXPERT else 0
+        budget_s = search_budget(left_s, waiting, services().settings.ai_expert_calm_queue)
+        return choose_move(kind, seat_view(state, seat, hand_log), rng, budget_s)
 
     return services().games.ai_turn(game_id, version, choose, pace)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Sequence
 
 import redis
 from rq import SimpleWorker
@@ -14,23 +15,30 @@ from service.adapters import logs
 from service.adapters.bootstrap import connect
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
+from service.usecases.ai_turns import EXPERT, FAST
+from service.usecases.ports import StoreUnavailable
+from workers.jobs import services
 
 log = logging.getLogger("spinner.worker")
 READY_POLL_S = 0.5
 
 
 class TurnWorker(SimpleWorker):
-    """rq's in-process worker that, every `every_s` seconds (idle too: it waits for a job no
-    longer than that), starts rq's scheduler process again if it died (it dies on a Redis
-    error, and retries wait on it) and sweeps the queue for lost AI turns. rq's own
-    maintenance (cleaning its registries) keeps its interval of ten minutes."""
+    """rq's in-process worker of some lanes (the fast one first) that, every `every_s`
+    seconds (idle too: it waits for a job no longer than that), starts rq's scheduler process
+    again if it died (it dies on a Redis error, and retries wait on it), sweeps the queues
+    for lost AI turns and queues the deferred turns that fit under their clients' caps
+    (`drain`). rq's own maintenance (cleaning its registries) keeps its interval of ten
+    minutes."""
 
     max_connection_wait_time = 2.0  # back off at most this long while Redis is down (rq: 60)
 
-    def __init__(self, turns: RqTurnQueue, every_s: float) -> None:
+    def __init__(self, turns: RqTurnQueue, every_s: float, lanes: Sequence[str] = (FAST, EXPERT),
+                 drain: Callable[[], int] = lambda: 0) -> None:
         self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
-        super().__init__([turns.queue], connection=turns.connection)
+        super().__init__([turns.lanes[lane] for lane in lanes], connection=turns.connection)
         self.turns = turns
+        self.drain = drain
         self.swept_at: float | None = None
 
     @property
@@ -55,11 +63,14 @@ class TurnWorker(SimpleWorker):
         self.swept_at = time.monotonic()
         try:
             requeued = self.turns.sweep()
-        except redis.RedisError as error:  # Redis is down or loading: the next sweep retries
+            drained = self.drain()
+        except (redis.RedisError, StoreUnavailable) as error:  # the next sweep retries
             log.warning("could not sweep for lost AI turns: %r", error)
         else:
             if requeued:
                 log.warning("queued %d lost AI turn(s) again", requeued)
+            if drained:
+                log.info("queued %d deferred AI turn(s)", drained)
 
 
 def _running(scheduler: RQScheduler) -> bool:
@@ -67,13 +78,14 @@ def _running(scheduler: RQScheduler) -> bool:
     return scheduler._process is not None and scheduler._process.is_alive()
 
 
-def work(settings: Settings) -> None:
-    """Work the AI turn queue until the worker is told to stop."""
+def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT)) -> None:
+    """Work the AI turn queues of `lanes` until the worker is told to stop."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     wait_for_redis(connection)
     turns = RqTurnQueue(connection, settings)
-    TurnWorker(turns, settings.ai_sweep_every_s).work(with_scheduler=True)
+    TurnWorker(turns, settings.ai_sweep_every_s, lanes,
+               lambda: services().games.drain_deferred()).work(with_scheduler=True)
 
 
 def wait_for_redis(connection: redis.Redis) -> None:

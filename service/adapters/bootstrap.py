@@ -10,6 +10,7 @@ from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
+from service.adapters.ai_ledger import RedisAiLedger
 from service.adapters.deck_secret import DeckSecret
 from service.adapters.logs import utc_millis
 from service.adapters.metrics import PrometheusMeter
@@ -17,6 +18,7 @@ from service.adapters.rate_counter import RedisRateCounter
 from service.adapters.redis_store import NOT_NOW, RedisEventStore
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
+from service.usecases.ai_caps import AiCaps, Limits
 from service.usecases.decks import Dealer
 from service.usecases.games import Games
 
@@ -90,5 +92,15 @@ def build(settings: Settings) -> Services:
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     dealer = Dealer(settings.seeded_games, DeckSecret(client, settings.deck_secret))
-    games = Games(store, queue, utc_now, PrometheusMeter(), dealer)
+    games = Games(store, queue, utc_now, PrometheusMeter(), dealer, ai_caps(settings, queue_conn))
     return Services(settings, store, queue, games, RedisRateCounter(store))
+
+
+def ai_caps(settings: Settings, queue_conn: redis.Redis) -> AiCaps:
+    """Return the caps of each kind of client, counted in the queue's Redis. A queued turn
+    stops counting once its job has had all its tries (failed for good)."""
+    stale_s = settings.ai_job_timeout_s * (settings.ai_job_retries + 1) + settings.ai_stuck_after_s
+    return AiCaps(RedisAiLedger(queue_conn, stale_s),
+                  anonymous=Limits(settings.ai_games_per_client, settings.ai_turns_per_client),
+                  keyed=Limits(settings.ai_games_per_key, settings.ai_turns_per_key),
+                  idle_s=settings.ai_idle_game_s)

@@ -29,6 +29,16 @@ class Settings:
     # and not done (its worker or rq's scheduler died) is presumed lost and queued again
     ai_sweep_every_s: float = 2.0  # how often a worker queues lost AI turns again and starts
     # rq's scheduler again if it died
+    ai_games_per_client: int = 4  # open games with AI seats an anonymous client (an
+    # address) may have; past it, creating one more gets 429
+    ai_games_per_key: int = 500  # the same for a back end with an API key
+    ai_turns_per_client: int = 4  # AI turns of an anonymous client's games queued at once;
+    # more wait (deferred), queued as its earlier ones are done
+    ai_turns_per_key: int = 50  # the same for a back end with an API key
+    ai_idle_game_s: float = 3600.0  # a game with no event for this long no longer counts
+    # among its client's open AI games
+    ai_expert_calm_queue: int = 1  # expert turns waiting in the queue at which an expert
+    # still searches its whole budget; with more waiting it searches a share of it
     stream_keepalive_s: float = 15.0
     max_body_bytes: int = 64 * 1024
     body_read_timeout_s: float = 5.0  # a request's body must arrive whole this long after its

@@ -20,9 +20,14 @@ from rq.utils import parse_composite_key
 from service.adapters.lost_turns import JobLocator
 from service.adapters.redis_store import reachable
 from service.adapters.settings import Settings
+from service.usecases.ai_turns import EXPERT, FAST
 from service.usecases.ports import StoreUnavailable
 
 QUEUE_NAME = "ai-turns"
+EXPERT_QUEUE_NAME = "ai-turns-expert"
+"""The fast lane's queue (`greedy`, `random`) and the expert lane's: a worker takes from the
+fast one first, and `spinner serve` runs a worker of the fast lane alone, so that a quick
+reply never waits behind searches."""
 JOB_PREFIX = "ai-turn-"
 log = logging.getLogger("spinner.queue")
 
@@ -41,27 +46,28 @@ def turn_of(job: str) -> tuple[str, int] | None:
 
 
 class RqTurnQueue:
-    """Queues `workers.jobs.take_ai_turn(game_id, version)` on rq."""
+    """Queues `workers.jobs.take_ai_turn(game_id, version)` on rq, in its lane's queue."""
 
     def __init__(self, connection: redis.Redis, settings: Settings) -> None:
         self.connection = connection
         self.queue = Queue(QUEUE_NAME, connection=connection)
+        self.lanes = {FAST: self.queue, EXPERT: Queue(EXPERT_QUEUE_NAME, connection=connection)}
         self.settings = settings
-        self.locator = JobLocator(self.queue)
+        self.locators = {lane: JobLocator(queue) for lane, queue in self.lanes.items()}
 
     @reachable
-    def enqueue_turn(self, game_id: str, version: int) -> None:
-        """Queue the AI turn due at `version`, unless a job for it exists already; raise
-        StoreUnavailable when the queue's Redis cannot take it now."""
+    def enqueue_turn(self, game_id: str, version: int, lane: str = FAST) -> None:
+        """Queue the AI turn due at `version` in its lane, unless a job for it exists already;
+        raise StoreUnavailable when the queue's Redis cannot take it now."""
         with contextlib.suppress(DuplicateJobError):
-            self.queue.enqueue_call(
+            self.lanes[lane].enqueue_call(
                 "workers.jobs.take_ai_turn", args=(game_id, version),
                 job_id=job_id(game_id, version), unique=True,
                 timeout=self.settings.ai_job_timeout_s,
                 retry=Retry(max=self.settings.ai_job_retries, interval=1),
                 result_ttl=600, failure_ttl=24 * 3600)
 
-    def heal_turn(self, game_id: str, version: int) -> None:
+    def heal_turn(self, game_id: str, version: int, lane: str = FAST) -> None:
         """Queue the turn again if its job is lost: gone, failed, or left for
         `ai_stuck_after_s` with a worker or scheduler that died (see JobSighting.lost).
 
@@ -69,42 +75,53 @@ class RqTurnQueue:
         to move). Best effort: a race with a worker finishing the job is harmless (the game
         has moved on; a re-queued stale job does nothing), so errors are logged.
         """
-        self._heal(game_id, version)
+        self._heal(game_id, version, lane)
+
+    def waiting(self, lane: str) -> int:
+        """Return how many jobs wait in the lane's queue."""
+        return self.lanes[lane].count
 
     def sweep(self) -> int:
-        """Heal every AI turn whose job rq holds taken, started or overdue (so that a game
-        nobody reads moves on too); return how many were queued again."""
+        """Heal every AI turn whose job rq holds taken, started or overdue, in either lane
+        (so that a game nobody reads moves on too); return how many were queued again."""
+        return sum(self._sweep(lane) for lane in self.lanes)
+
+    def _sweep(self, lane: str) -> int:
+        """Heal the lost AI turns of one lane; return how many were queued again."""
+        queue = self.lanes[lane]
         with self.connection.pipeline(transaction=False) as scan:
-            scan.lrange(self.queue.intermediate_queue_key, 0, -1)
-            scan.zrangebyscore(self.queue.scheduled_job_registry.key, "-inf", time.time())
-            scan.zrange(self.queue.started_job_registry.key, 0, -1)
+            scan.lrange(queue.intermediate_queue_key, 0, -1)
+            scan.zrangebyscore(queue.scheduled_job_registry.key, "-inf", time.time())
+            scan.zrange(queue.started_job_registry.key, 0, -1)
             taken, overdue, started = scan.execute()
         jobs = {key.decode() for key in taken + overdue}
         jobs.update(parse_composite_key(key.decode())[0] for key in started)
         turns = [turn for turn in map(turn_of, sorted(jobs)) if turn is not None]
-        return sum(self._heal(game_id, version) for game_id, version in turns)
+        return sum(self._heal(game_id, version, lane) for game_id, version in turns)
 
-    def _heal(self, game_id: str, version: int) -> bool:
+    def _heal(self, game_id: str, version: int, lane: str) -> bool:
         """Queue the turn again if its job is lost; return whether it was."""
         job, now = job_id(game_id, version), time.time()
         try:
-            if not self.locator.sight(job, now).lost(now, self.settings.ai_stuck_after_s):
+            sighting = self.locators[lane].sight(job, now)
+            if not sighting.lost(now, self.settings.ai_stuck_after_s):
                 return False
             log.info("the AI turn %s was lost: queueing it again", job)
-            self._forget(job)
-            self.enqueue_turn(game_id, version)
+            self._forget(job, lane)
+            self.enqueue_turn(game_id, version, lane)
         except (redis.RedisError, StoreUnavailable, ValueError) as error:
             log.warning("could not check the AI turn %s: %r", job, error)
             return False
         return True
 
-    def _forget(self, job: str) -> None:
+    def _forget(self, job: str, lane: str) -> None:
         """Delete a lost job: its hash, its place in the queue, rq's registries and the
         intermediate list (there, rq's own cleanup would fail it a minute later), its mark."""
         with contextlib.suppress(NoSuchJobError, InvalidJobOperation, DeserializationError):
             Job.fetch(job, connection=self.connection).delete()  # stops at a missing status
+        queue = self.lanes[lane]
         with self.connection.pipeline(transaction=True) as forget:
-            forget.lrem(self.queue.key, 0, job)
-            forget.lrem(self.queue.intermediate_queue_key, 0, job)
-            forget.delete(Job.key_for(job), self.locator.mark_key(job))
+            forget.lrem(queue.key, 0, job)
+            forget.lrem(queue.intermediate_queue_key, 0, job)
+            forget.delete(Job.key_for(job), self.locators[lane].mark_key(job))
             forget.execute()

@@ -35,6 +35,7 @@ ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
     refusals.MalformedMove: problems.BadRequest,
     refusals.OutOfTurn: problems.Conflict,
     refusals.IllegalMove: problems.Unprocessable,
+    refusals.TooManyAiGames: problems.TooManyAiGames,
 }
 """The one place where each refusal of the use cases gets its status and problem type."""
 

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, url_for
 from service.api import problems, schemas
 from service.api import requests as req
 from service.api.answers import BY_CALLER, JSON, answer, caller_seat, games, to_json
+from service.api.clients import asking_client
 from service.usecases.errors import InvalidRequest
 from service.usecases.seat_views import View
 
@@ -43,7 +44,7 @@ def created_answer(game_id: str, version: int, players: list[dict[str, Any]],
 def create_game() -> Response:
     """Create a game; the answer shows each human seat's token once."""
     body = req.load_body(_create_in)
-    created = games().create(body["players"], body["rules"], body["seed"])
+    created = games().create(body["players"], body["rules"], body["seed"], asking_client())
     location = url_for("games.get_game", game_id=created.game_id)
     return answer(created_answer(created.game_id, created.state.version, body["players"],
                                  created.tokens), 201, {"Location": location})

@@ -53,6 +53,7 @@ Unprocessable = _problem(422, "illegal-move", "The rules forbid this move")
 IdempotencyMismatch = _problem(422, "idempotency-key-reused",
                                "The Idempotency-Key was used with another body")
 TooManyRequests = _problem(429, "rate-limited", "Too many requests")
+TooManyAiGames = _problem(429, "too-many-ai-games", "Too many open games with AI seats")
 UnknownCoding = _problem(501, "not-implemented", "The transfer coding is not supported")
 Unavailable = _problem(503, "store-unavailable", "The game store cannot be reached")
 

@@ -39,19 +39,22 @@ def main(argv: list[str] | None = None) -> int:
     """Run the `spinner` command line."""
     parser = argparse.ArgumentParser(prog="spinner", description="Spinner Dominoes service")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run Redis (unless REDIS_URL), a worker and the API")
+    serve = commands.add_parser("serve",
+                                help="run Redis (unless REDIS_URL), two workers and the API")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--data-dir", type=Path, default=Path("./var"))
     serve.add_argument("--api-workers", type=int, default=default_api_workers())
-    commands.add_parser("worker", help="run one rq worker for AI turns")
+    worker = commands.add_parser("worker", help="run one rq worker for AI turns")
+    worker.add_argument("--fast-only", action="store_true",
+                        help="take only greedy and random AI turns (the fast lane)")
     verify = commands.add_parser("verify", help="check an exported game log offline")
     verify.add_argument("file", type=Path)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return run_serve(args.host, args.port, args.data_dir, args.api_workers)
     if args.command == "worker":
-        return run_worker()
+        return run_worker(args.fast_only)
     return run_verify(args.file)
 
 
@@ -72,20 +75,23 @@ def run_verify(path: Path) -> int:
     return 0
 
 
-def run_worker() -> int:
-    """Work AI turns from the queue until stopped."""
+def run_worker(fast_only: bool = False) -> int:
+    """Work AI turns from the queues (the fast lane first; with `fast_only`, only it) until
+    stopped."""
+    from service.usecases.ai_turns import EXPERT, FAST
     from workers.runner import work
 
-    work(Settings.from_env())
+    work(Settings.from_env(), (FAST,) if fast_only else (FAST, EXPERT))
     return 0
 
 
 def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
-    """Start Redis (unless REDIS_URL is set), one worker and gunicorn; start the worker or
-    Redis again if it dies; stop all on Ctrl-C.
+    """Start Redis (unless REDIS_URL is set), two workers (one of them for the fast lane
+    alone, so that a greedy or random reply never waits behind expert searches) and
+    gunicorn; start a worker or Redis again if it dies; stop all on Ctrl-C.
 
-    The worker, gunicorn and redis-server run in process groups of their own: a terminal's
-    Ctrl-C reaches only this process, which stops the worker and gunicorn gracefully, then Redis.
+    The workers, gunicorn and redis-server run in process groups of their own: a terminal's
+    Ctrl-C reaches only this process, which stops the workers and gunicorn gracefully, then Redis.
     """
     from service.entrypoints.redis_server import RedisServer
 
@@ -95,10 +101,11 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     redis_server = None if Settings.from_env().redis_url else RedisServer(data_dir / "redis")
     stop = _stop_event()
     children: dict[str, subprocess.Popen[bytes]] = {}
+    worker = [sys.executable, "-m", "service.entrypoints.cli", "worker"]
     restarts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
-        "worker": lambda: subprocess.Popen(
-            [sys.executable, "-m", "service.entrypoints.cli", "worker"], env=env,
-            process_group=0)}
+        "worker": lambda: subprocess.Popen(worker, env=env, process_group=0),
+        "fast worker": lambda: subprocess.Popen([*worker, "--fast-only"], env=env,
+                                                process_group=0)}
     try:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
@@ -106,6 +113,7 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
             restarts["redis-server"] = redis_server.launch  # loads while the others retry
             children["redis-server"] = _process(redis_server)
         children["worker"] = restarts["worker"]()
+        children["fast worker"] = restarts["fast worker"]()
         children["gunicorn"] = subprocess.Popen(
             _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0)
         print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from service.game.state import GameState
+from service.usecases.ai_caps import AiCaps
 from service.usecases.cache import Lru, Versioned
 from service.usecases.decks import Dealer
 from service.usecases.ports import EventStore, Meter, NoMeter, TurnQueue
@@ -21,14 +22,15 @@ CACHED_GAMES = 1024
 
 @dataclass(eq=False)
 class Context:
-    """The event store, the turn queue, the clock, the meter and the dealer, and what a
-    process keeps."""
+    """The event store, the turn queue, the clock, the meter, the dealer and the AI caps,
+    and what a process keeps."""
 
     store: EventStore
     queue: TurnQueue
     clock: Callable[[], str]
     meter: Meter = field(default_factory=NoMeter)
     dealer: Dealer = field(default_factory=Dealer)
+    caps: AiCaps = field(default_factory=AiCaps)
     states: Lru[GameState] = field(default_factory=lambda: Lru(CACHED_GAMES))
     """Each state is lent to one request at a time (`loading.load`, `loading.keep`)."""
     metas: Lru[Meta] = field(default_factory=lambda: Lru(CACHED_GAMES))

@@ -104,3 +104,8 @@ class OutOfTurn(Refusal):
 
 class IllegalMove(Refusal):
     """The rules forbid the move now: `extra["rule"]` and the seat's `legal_moves`."""
+
+
+class TooManyAiGames(Refusal):
+    """The client has as many open games with AI seats as its cap allows;
+    `extra["retry_after"]` is the seconds after which to try again."""

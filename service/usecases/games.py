@@ -7,6 +7,8 @@ from typing import Any
 
 from service.game import events as ev
 from service.usecases import ai_turns, creation, moves, reading, seats
+from service.usecases.ai_caps import AiCaps
+from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.decks import Dealer
 from service.usecases.errors import Refusal
@@ -15,19 +17,21 @@ from service.usecases.seat_views import View
 
 
 class Games:
-    """The game service's use cases over an event store, a turn queue, a clock, a meter and
-    a dealer.
+    """The game service's use cases over an event store, a turn queue, a clock, a meter, a
+    dealer and the AI caps.
 
     Each method is one use case of the modules named in it; they raise `errors.Refusal`s."""
 
     def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str],
-                 meter: Meter | None = None, dealer: Dealer | None = None) -> None:
-        self.ctx = Context(store, queue, clock, meter or NoMeter(), dealer or Dealer())
+                 meter: Meter | None = None, dealer: Dealer | None = None,
+                 caps: AiCaps | None = None) -> None:
+        self.ctx = Context(store, queue, clock, meter or NoMeter(), dealer or Dealer(),
+                           caps or AiCaps())
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
-               seed: int | None) -> creation.Created:
+               seed: int | None, client: Client | None = None) -> creation.Created:
         """See `creation.create`."""
-        return creation.create(self.ctx, players, rules, seed)
+        return creation.create(self.ctx, players, rules, seed, client)
 
     def require_game(self, game_id: str) -> seats.Meta:
         """See `seats.require_game`."""
@@ -72,3 +76,7 @@ class Games:
                 pace: ai_turns.Pace | None = None) -> bool:
         """See `ai_turns.take_turn`."""
         return ai_turns.take_turn(self.ctx, game_id, version, choose, pace)
+
+    def drain_deferred(self) -> int:
+        """See `ai_turns.drain_all`."""
+        return ai_turns.drain_all(self.ctx)

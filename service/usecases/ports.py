@@ -137,12 +137,12 @@ class EventStore(Protocol):
 class TurnQueue(Protocol):
     """Where AI turns are sent: one job per game version."""
 
-    def enqueue_turn(self, game_id: str, version: int) -> None:
-        """Queue the AI turn due at `version`, unless it is queued already (StoreUnavailable:
-        not now)."""
+    def enqueue_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
+        """Queue the AI turn due at `version` in its lane (`fast` or `expert`: see
+        ai_turns.lane), unless it is queued already (StoreUnavailable: not now)."""
 
-    def heal_turn(self, game_id: str, version: int) -> None:
-        """Queue the AI turn due at `version` again if no live job holds it."""
+    def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
+        """Queue the AI turn due at `version` again if no live job of its lane holds it."""
 
 
 class Meter(Protocol):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.errors import BadToken, OtherGamesToken, TokenMissing
 from service.usecases.loading import no_such_game
@@ -12,16 +13,20 @@ from service.usecases.tokens import token_game, token_hash
 
 @dataclass(frozen=True)
 class Meta:
-    """What never changes of a game: its seats by token hash, and its seed ('' if none)."""
+    """What never changes of a game: its seats by token hash, its seed ('' if none) and the
+    client that created it (None: a game from before clients were kept)."""
 
     seats: dict[str, int]
     seed: str
+    client: Client | None = None
 
     @classmethod
     def parse(cls, stored: dict[str, str]) -> Meta:
-        """Read the stored meta fields (`token:<seat>` and `seed`)."""
+        """Read the stored meta fields (`token:<seat>`, `seed`, `client`, `client_keyed`)."""
         seats = {v: int(k.split(":")[1]) for k, v in stored.items() if k.startswith("token:")}
-        return cls(seats, stored.get("seed", ""))
+        client = stored.get("client")
+        return cls(seats, stored.get("seed", ""),
+                   None if client is None else Client(client, stored.get("client_keyed") == "1"))
 
 
 def meta(ctx: Context, game_id: str) -> Meta | None:

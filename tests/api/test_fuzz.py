@@ -126,7 +126,8 @@ def live_app(redis_url: str) -> Iterator[Flask]:
     with redis.Redis.from_url(redis_url) as client:
         client.flushdb()
     services = build(Settings(redis_url=redis_url, rate_limit_per_token=0,
-                              rate_limit_per_address=0, stream_keepalive_s=0.05))
+                              rate_limit_per_address=0, stream_keepalive_s=0.05,
+                              ai_games_per_client=10**6))
     app = create_app({"TESTING": True}, services=services)
     http = app.test_client()
     fresh = create(http, seats=2, seed=1)

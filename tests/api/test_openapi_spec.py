@@ -114,8 +114,8 @@ def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
     documented = {(s["properties"]["type"]["const"], s["properties"]["status"]["const"])
                   for name, s in spec_dict()["components"]["schemas"].items()
                   if name.endswith("Problem") and name != "Problem"}
-    assert len(documented) == 18  # 415 unsupported-media-type, 403 restricted (/metrics),
-    # 408 request-timeout, 401 unknown-api-key
+    assert len(documented) == 19  # 415 unsupported-media-type, 403 restricted (/metrics),
+    # 408 request-timeout, 401 unknown-api-key, 429 too-many-ai-games
     assert documented <= raised
 
 

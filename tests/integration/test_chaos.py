@@ -45,7 +45,8 @@ START_S = 30.0
 STOP_S = 25.0
 HIGH = 10**6  # rate limits stay on (their counter is on the request's path) but are never hit
 SETTINGS = {"AI_BUDGET_S": "0.05", "AI_STUCK_AFTER_S": "3", "AI_SWEEP_EVERY_S": "1",
-            "RATE_LIMIT_PER_ADDRESS": str(HIGH), "RATE_LIMIT_PER_TOKEN": str(HIGH)}
+            "RATE_LIMIT_PER_ADDRESS": str(HIGH), "RATE_LIMIT_PER_TOKEN": str(HIGH),
+            "AI_GAMES_PER_CLIENT": str(HIGH), "AI_TURNS_PER_CLIENT": str(HIGH)}
 VICTIMS = ("redis-server", "gunicorn worker", "rq worker")
 ACTION_EVENT = {"play": "tile_played", "draw": "tile_drawn", "pass": "passed"}
 CHOICES = {"tile_played", "passed", "turn_timed_out", "seat_left"}  # and a drawn tile (R16)

@@ -192,9 +192,10 @@ def test_serve_plays_stops_cleanly_on_ctrl_c_and_a_restart_keeps_the_game(serve,
     first = serve(data_dir, own_redis_env())
     game_id, token, version = play_until_the_ai_has_answered(first.url)
     children = first.children()
-    assert len(children) == 3
+    assert len(children) == 4
     assert sum("redis-server" in c for c in children) == 1
     assert sum(c.endswith("-m service.entrypoints.cli worker") for c in children) == 1
+    assert sum(c.endswith("-m service.entrypoints.cli worker --fast-only") for c in children) == 1
     assert sum("-m gunicorn" in c for c in children) == 1
     assert (data_dir / "redis" / "appendonly.aof").stat().st_size > 0
 
@@ -245,15 +246,17 @@ def test_serve_stops_everything_when_a_child_dies(serve, tmp_path):
 
 
 def child_pid(running: Serve, part: str) -> int | None:
-    """The pid of the child of serve whose command line holds `part` (None: there is none)."""
+    """The pid of the child of serve whose command line matches the regular expression `part`
+    (None: there is none)."""
     return next((pid for (pid, _), (ppid, command) in process_tree(running.process.pid).items()
-                 if ppid == running.process.pid and part in command), None)
+                 if ppid == running.process.pid and re.search(part, command)), None)
 
 
 def test_serve_starts_a_killed_worker_or_redis_server_again(serve, tmp_path):
     running = serve(tmp_path / "var", own_redis_env())
     game_id, token, version = play_until_the_ai_has_answered(running.url)
-    for name, part in (("worker", "service.entrypoints.cli worker"),
+    for name, part in (("worker", "service.entrypoints.cli worker$"),
+                       ("fast worker", "service.entrypoints.cli worker --fast-only$"),
                        ("redis-server", "redis-server")):
         victim = child_pid(running, part)
         assert victim is not None

@@ -24,11 +24,11 @@ class FailingQueue:
         self.error = error
         self.healed: list[tuple[str, int]] = []
 
-    def enqueue_turn(self, game_id: str, version: int) -> None:
+    def enqueue_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Fail, as a queue whose Redis is down does."""
         raise self.error
 
-    def heal_turn(self, game_id: str, version: int) -> None:
+    def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Record the heal."""
         self.healed.append((game_id, version))
 

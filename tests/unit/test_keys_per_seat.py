@@ -16,10 +16,10 @@ HUMANS = [{"name": "P0", "kind": "human"}, {"name": "P1", "kind": "human"}]
 class NoQueue:
     """A TurnQueue for games without AI seats."""
 
-    def enqueue_turn(self, game_id: str, version: int) -> None:
+    def enqueue_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Nothing to queue."""
 
-    def heal_turn(self, game_id: str, version: int) -> None:
+    def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Nothing to heal."""
 
 

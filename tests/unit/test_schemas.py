@@ -80,10 +80,10 @@ def test_a_view_with_a_key_out_of_the_schemas_order_is_not_its_dump():
 class _NoQueue:
     """A turn queue that queues nothing: the test plays the AI seats itself."""
 
-    def enqueue_turn(self, game_id: str, version: int) -> None:
+    def enqueue_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Queue nothing."""
 
-    def heal_turn(self, game_id: str, version: int) -> None:
+    def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Queue nothing."""
 
 

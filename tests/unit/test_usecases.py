@@ -32,11 +32,11 @@ class FakeTurnQueue:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, int]] = []
 
-    def enqueue_turn(self, game_id: str, version: int) -> None:
+    def enqueue_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Record a queued turn."""
         self.calls.append(("enqueue", game_id, version))
 
-    def heal_turn(self, game_id: str, version: int) -> None:
+    def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Record a healed turn."""
         self.calls.append(("heal", game_id, version))
 
