@@ -1,11 +1,17 @@
 """Time from a human move's answer to the AI's reply in the log, through the real API,
-queue and worker (greedy AI seats; Redis with AOF and fsync on every write).
+queue and workers (greedy AI seats; Redis with AOF and fsync on every write).
 
-    python -m bench.ai_latency       # one JSON object
+    python -m bench.ai_latency           # one JSON object
+    python -m bench.ai_latency --flood   # human vs greedy, calm and then while one address
+                                         # floods the API with expert games (issue 17)
+
+The workers are those of `spinner serve`: one of both lanes and one of the fast lane alone.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import logging
 import os
@@ -15,15 +21,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+from flask import Flask
+from flask.testing import FlaskClient
 
 from bench import ROOT
 from bench.api import auth
-from service.adapters.bootstrap import build
+from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.api.app import create_app
 from service.entrypoints import processes
 from service.entrypoints.redis_server import RedisServer
+from service.usecases.clients import Client
 
 
 def _reply_times(client, store, seats: int, moves: int, rng: random.Random) -> list[float]:
@@ -55,23 +66,64 @@ def quiet_logs() -> None:
     logging.basicConfig(level=logging.WARNING)
 
 
-def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, float]:
-    """Return p50 and p99 reply times in ms over `moves` human moves per table size."""
+FLOOD_BODY = {"players": [{"name": f"E{s}", "kind": "ai", "level": "expert"} for s in range(8)],
+              "rules": {"hands": 10}}
+"""The issue's flood: 8 expert seats and 10 hands (568 AI turns a game), 30 creations."""
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[tuple[Flask, Services]]:
+    """Run Redis and the workers of `spinner serve`; yield the app and its services."""
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         env = {**os.environ, "REDIS_URL": redis.url, "PYTHONPATH": str(ROOT)}
-        worker = subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker"],
-                                  env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        workers = [subprocess.Popen([sys.executable, "-m", "service.entrypoints.cli", "worker",
+                                     *flags], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL) for flags in ([], ["--fast-only"])]
         try:
             settings = Settings(redis_url=redis.url, rate_limit_per_token=0,
                                 rate_limit_per_address=0)
             services = build(settings)
-            client = create_app({"TESTING": True}, services=services).test_client()
-            rng = random.Random(7)
-            by_seats = {seats: _reply_times(client, services.store, seats, moves, rng)
-                        for seats in seats_list}
+            yield create_app({"TESTING": True}, services=services), services
         finally:
-            processes.stop(worker, 15)
+            for worker in workers:
+                processes.stop(worker, 15)
+
+
+def client_at(app: Flask, address: str) -> FlaskClient:
+    """Return a test client whose requests come from `address`."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = address
+    return client
+
+
+def measure_flood(moves: int = 60) -> dict[str, float]:
+    """Return a 2-seat human vs greedy game's reply p50 in ms, calm and while another address
+    floods the API with the issue's expert games, and how many of those were refused."""
+    with serving() as (app, services):
+        player, rng = client_at(app, "192.0.2.1"), random.Random(7)
+        calm = _reply_times(player, services.store, 2, moves, rng)
+        flooder = client_at(app, "192.0.2.66")
+        answers = [flooder.post("/v1/games", json=FLOOD_BODY).status_code for _ in range(30)]
+        flooded = _reply_times(player, services.store, 2, moves, rng)
+        expert_moves = sum(services.store.version(g) for g in _flood_games(services))
+    return {"calm_reply_p50_ms": round(statistics.median(calm), 2),
+            "flood_reply_p50_ms": round(statistics.median(flooded), 2),
+            "flood_reply_p99_ms": round(statistics.quantiles(flooded, n=100)[98], 2),
+            "flood_created": answers.count(201), "flood_refused": answers.count(429),
+            "flood_events_meanwhile": expert_moves, "ai_replies": len(calm) + len(flooded)}
+
+
+def _flood_games(services: Services) -> list[str]:
+    """Return the flood's games, counted open against its address."""
+    return services.games.ctx.caps.ledger.open_games(Client("addr:192.0.2.66"))
+
+
+def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, float]:
+    """Return p50 and p99 reply times in ms over `moves` human moves per table size."""
+    with serving() as (app, services):
+        client, rng = app.test_client(), random.Random(7)
+        by_seats = {seats: _reply_times(client, services.store, seats, moves, rng)
+                    for seats in seats_list}
     times = [t for table in by_seats.values() for t in table]
     figures = {f"ai_reply_p50_ms_{seats}p": round(statistics.median(table), 2)
                for seats, table in by_seats.items()}
@@ -81,5 +133,7 @@ def measure(seats_list: tuple[int, ...] = (2, 4), moves: int = 60) -> dict[str, 
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flood", action="store_true", help="calm, then under the flood")
     quiet_logs()
-    print(json.dumps(measure()))
+    print(json.dumps(measure_flood() if parser.parse_args().flood else measure()))
