@@ -10,7 +10,7 @@ Unset, each process exposes only its own counts.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 
 import redis
@@ -54,15 +54,16 @@ class PrometheusMeter:
 
 
 class QueueCollector(Collector):
-    """The AI-turn queue's depth and failed jobs, read from Redis at scrape time."""
+    """The AI-turn queues' depth and failed jobs (both lanes), read from Redis at scrape time."""
 
-    def __init__(self, queue: Queue) -> None:
-        self.queue = queue
+    def __init__(self, *queues: Queue) -> None:
+        self.queues = queues
 
     def collect(self) -> Iterator[Metric]:
         """Yield both gauges; none while the queue's Redis cannot be reached."""
         try:
-            depth, failed = self.queue.count, self.queue.failed_job_registry.count
+            depth = sum(queue.count for queue in self.queues)
+            failed = sum(queue.failed_job_registry.count for queue in self.queues)
         except redis.RedisError:
             return
         yield GaugeMetricFamily("spinner_ai_queue_depth", "AI turn jobs waiting in the queue",
@@ -71,13 +72,13 @@ class QueueCollector(Collector):
                                 value=failed)
 
 
-def exposition(queue: Queue, accept: str) -> tuple[bytes, str]:
+def exposition(queues: Iterable[Queue], accept: str) -> tuple[bytes, str]:
     """Return every metric in the format the Accept header asks for, and its content type."""
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(REGISTRY)
-    registry.register(QueueCollector(queue))
+    registry.register(QueueCollector(*queues))
     encode, content_type = choose_encoder(accept)
     return encode(registry), content_type

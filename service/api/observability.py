@@ -39,8 +39,8 @@ def metrics_text() -> Response:
     services = current_app.extensions["spinner"]
     if not may_read_metrics(services.settings):
         raise problems.Restricted("the metrics are restricted to some addresses or a token")
-    queue = services.queue.queue
-    body, content_type = metrics.exposition(queue, request.headers.get("Accept", ""))
+    queues = services.queue.lanes.values()
+    body, content_type = metrics.exposition(queues, request.headers.get("Accept", ""))
     return Response(body, headers={"Content-Type": content_type})
 
 

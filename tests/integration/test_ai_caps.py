@@ -14,6 +14,7 @@ from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import EXPERT_QUEUE_NAME, QUEUE_NAME
 from service.api.app import create_app
+from service.usecases.clients import Client
 from tests.api.driver import create
 from tests.workers import WorkerProcess, wait_until
 
@@ -56,13 +57,15 @@ def finished(client, game_id: str) -> bool:
     return client.get(f"/v1/games/{game_id}").json["status"] == "finished"
 
 
-def test_the_end_of_a_game_frees_its_slot(client, start_worker):
+def test_the_end_of_a_game_frees_its_slot(client, services, start_worker):
     first, _ = create(client, seats=2, hands=1, seed=None, ai={0: "greedy", 1: "random"})
     refused = client.post("/v1/games", json={"players": [
         {"name": "A", "kind": "ai", "level": "greedy"}, {"name": "B", "kind": "human"}]})
     assert refused.status_code == 429
     start_worker(**CAPS)
     assert wait_until(lambda: finished(client, first), 60)
+    ledger = services.games.ctx.caps.ledger  # the worker's last move released it at once
+    assert wait_until(lambda: first not in ledger.open_games(Client("addr:127.0.0.1")), 5)
     create(client, seats=2, hands=1, seed=None, ai={0: "greedy"})  # the slot is free again
 
 
