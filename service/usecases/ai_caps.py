@@ -98,7 +98,7 @@ def turn_name(game_id: str, version: int) -> str:
     return f"{game_id}:{version}"
 
 
-def turn_of(name: str) -> tuple[str, int]:
+def parse_turn(name: str) -> tuple[str, int]:
     """Return the game and version a ledger's turn name names."""
     game_id, _, version = name.rpartition(":")
     return game_id, int(version)

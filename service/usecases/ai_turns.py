@@ -10,7 +10,7 @@ from datetime import datetime
 from service.game import events as ev
 from service.game.state import GameState
 from service.rules.moves import Move
-from service.usecases.ai_caps import turn_name, turn_of
+from service.usecases.ai_caps import parse_turn, turn_name
 from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.loading import keep, load
@@ -102,7 +102,7 @@ def drain(ctx: Context, client: Client) -> int:
     dies between an append and its `queue_due`."""
     turns = ctx.caps.ledger.claim_deferred(client, ctx.caps.limits(client).turns)
     for turn in turns:
-        game_id, version = turn_of(turn)
+        game_id, version = parse_turn(turn)
         state = load(ctx, game_id)
         keep(ctx, game_id, state)
         if state.version == version and ai_to_move(state):
