@@ -88,26 +88,16 @@ def alive(process: tuple[int, int]) -> bool:
 class Serve:
     """One `spinner serve --port <free> --data-dir <dir>` process; its output goes to a log."""
 
-    def __init__(self, data_dir: Path, log: Path, environ: dict[str, str], port: int) -> None:
+    def __init__(self, data_dir: Path, log: Path, environ: dict[str, str], port: int,
+                 spinner: str = SPINNER, cwd: Path | None = None) -> None:
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
-        command = [SPINNER, "serve", "--port", str(port), "--data-dir", str(data_dir)]
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, env=environ, stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=subprocess.STDOUT)
+        command = [spinner, "serve", "--port", str(port), "--data-dir", str(data_dir)]
+        self.process = start_logged(command, log, environ, cwd)
 
     def wait_healthy(self) -> None:
         """Wait until GET /healthz answers 200."""
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()
-            try:
-                if call("GET", f"{self.url}/healthz")[0] == 200:
-                    return
-            except OSError:
-                pass  # not listening yet
-            time.sleep(0.1)
-        pytest.fail(f"spinner serve did not become healthy:\n{self.log.read_text()}")
+        wait_healthy(self.url, self.process, self.log)
 
     def children(self) -> list[str]:
         """The command lines of the processes serve started itself."""
@@ -135,6 +125,28 @@ class Serve:
             os.kill(pid, signal.SIGKILL)
 
 
+def start_logged(command: list[str], log: Path, environ: dict[str, str],
+                 cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start `command` with its output appended to `log`."""
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=environ, cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT)
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait until GET `url`/healthz answers 200 (failing if `process` exits first)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()
+        try:
+            if call("GET", f"{url}/healthz")[0] == 200:
+                return
+        except OSError:
+            pass  # not listening yet
+        time.sleep(0.1)
+    pytest.fail(f"{url} did not become healthy:\n{log.read_text()}")
+
+
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
     """Start `spinner serve` processes (healthy: wait for /healthz); any left running are
@@ -142,9 +154,9 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     started: list[Serve] = []
 
     def start(data_dir: Path, environ: dict[str, str], port: int = 0,
-              healthy: bool = True) -> Serve:
+              healthy: bool = True, **options: Any) -> Serve:
         log = tmp_path / f"serve{len(started)}.log"
-        started.append(Serve(data_dir, log, environ, port or free_port()))
+        started.append(Serve(data_dir, log, environ, port or free_port(), **options))
         if healthy:
             started[-1].wait_healthy()
         return started[-1]
