@@ -126,3 +126,16 @@ def test_the_default_quota_lets_one_key_run_500_games_from_one_address(redis_url
     redis_client.set(f"rl:{{addr:{ADDRESS}}}:{window}", budget - 1, ex=60)
     assert keyed.get("/v1/games/nope").status_code == 404  # the budget's last: served
     assert anonymous.get("/v1/games/nope").status_code == 429
+
+
+HUMAN_VS_AI = {"players": [{"name": "H", "kind": "human"},
+                           {"name": "G", "kind": "ai", "level": "greedy"}], "rules": {"hands": 1}}
+
+
+def test_by_default_one_key_holds_500_ai_games_while_an_anonymous_flood_is_refused(
+        redis_url, redis_client):
+    keyed, anonymous = clients(redis_url)  # default limits and caps, one address
+    made = [keyed.post("/v1/games", json=HUMAN_VS_AI).status_code for _ in range(500)]
+    assert made == [201] * 500
+    flood = [anonymous.post("/v1/games", json=HUMAN_VS_AI).status_code for _ in range(6)]
+    assert flood == [201] * 4 + [429] * 2  # the address's 4 open games with AI seats
