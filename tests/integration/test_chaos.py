@@ -31,7 +31,7 @@ import pytest
 
 from service.entrypoints.redis_server import free_port
 from service.game.audit import audit
-from tests.integration.test_serve import alive, own_redis_env, process_tree
+from tests.support.serve import alive, own_redis_env, process_tree
 
 SEED = int(os.environ.get("CHAOS_SEED", "16"))  # the summary names it: set it to replay a run
 CLIENTS = 10

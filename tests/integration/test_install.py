@@ -16,7 +16,7 @@ import pytest
 
 from service.entrypoints import processes
 from service.entrypoints.redis_server import RedisServer, free_port
-from tests.integration.test_serve import (
+from tests.support.serve import (
     Serve,
     own_redis_env,
     play_until_the_ai_has_answered,

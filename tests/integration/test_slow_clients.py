@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from service.entrypoints.redis_server import free_port
-from tests.integration.test_serve import Serve, call, own_redis_env
+from tests.support.serve import Serve, call, own_redis_env
 
 BODY_READ_TIMEOUT_S = 2
 SLOW_BODIES = 2000
