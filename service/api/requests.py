@@ -203,6 +203,19 @@ def if_match() -> frozenset[int] | None:
                      if not weak and is_number(tag) and tag == str(number(tag)))
 
 
+def none_match(etag: str) -> bool:
+    """Whether If-None-Match is `*` or names `etag` (a strong tag, `"12"`), compared weakly as
+    RFC 9110 13.1.2 says (`W/"12"` names it too). A value that is no list of entity tags is
+    ignored: the answer is then the full one, which is never wrong for a GET."""
+    raw = request.headers.get("If-None-Match")
+    if raw is None:
+        return False
+    if raw.strip() == "*":
+        return True
+    return ENTITY_TAGS.fullmatch(raw) is not None \
+        and any(f'"{tag}"' == etag for _, tag in ENTITY_TAG.findall(raw))
+
+
 def idempotency_key() -> str | None:
     """Return the Idempotency-Key header, or 400 if it is empty or too long."""
     key = request.headers.get("Idempotency-Key")
