@@ -43,6 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rate-limits", action="store_true",
                         help="keep the rate limits on (set too high to trip), to measure them")
     parser.add_argument("--profile", action="store_true", help="sample the workers (py-spy)")
+    parser.add_argument("--gzip", action="store_true",
+                        help="clients send Accept-Encoding: gzip (and decode the answers)")
     args = parser.parse_args(argv)
     quick = args.quick
     args.clients = args.clients or (32 if quick else 64)
@@ -72,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"clients: {args.clients} threads in {len(layout)} processes; "
           f"{args.games} games of {args.players} players, {args.hands} hand(s); "
           f"redis {'without AOF' if args.no_aof else 'AOF, fsync always'}; "
-          f"rate limits {'on' if args.rate_limits else 'off'}")
+          f"rate limits {'on' if args.rate_limits else 'off'}; "
+          f"Accept-Encoding: {'gzip' if args.gzip else 'none'}")
     try:
         before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         game = measure_games(env, args, layout, work, exports)

@@ -10,6 +10,7 @@ import multiprocessing
 import random
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,19 @@ MAX_ERRORS_PER_GAME = 20
 class Client:
     """A keep-alive HTTP/1.1 connection to 127.0.0.1 that reconnects after a failure."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, gzip: bool = False) -> None:
         self.port = port
         self.conn: http.client.HTTPConnection | None = None
+        self.received = 0  # answer bytes as they came over the wire (before any gunzip)
+        self.accept = {"Accept": "application/json"}
+        if gzip:  # as a browser or a mobile app would: take gzip, and decode what came so
+            self.accept["Accept-Encoding"] = "gzip"
 
     def request(self, method: str, path: str, body: Any = None, token: str | None = None,
                 version: int | None = None) -> tuple[int, Any, float]:
         """Send one request (with If-Match if `version` is given); return (status, decoded JSON
         or None, seconds). Status 0: no answer."""
-        headers = {"Accept": "application/json"}
+        headers = dict(self.accept)
         if version is not None:
             headers["If-Match"] = f'"{version}"'
         payload = None
@@ -48,6 +53,9 @@ class Client:
             self.conn.request(method, path, payload, headers)
             answer = self.conn.getresponse()
             data = answer.read()
+            self.received += len(data)
+            if answer.getheader("Content-Encoding") == "gzip":
+                data = zlib.decompress(data, wbits=31)
             status = answer.status
         except (OSError, http.client.HTTPException):
             self.close()
@@ -81,10 +89,11 @@ class Tally:
     moves_at: list[float] = field(default_factory=list)  # when each move answered
     drained_at: list[float] = field(default_factory=list)  # when each thread found no game left
     cpu_s: float = 0.0
+    received: int = 0  # answer body bytes over the wire
 
     def add(self, other: Tally) -> None:
         """Add another tally's counts and samples to this one."""
-        for name in ("requests", "moves", "errors", "cpu_s"):
+        for name in ("requests", "moves", "errors", "cpu_s", "received"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("error_samples", "move_ms", "get_ms", "finished", "done_at", "moves_at",
                      "drained_at"):
@@ -121,10 +130,11 @@ def play_games(port: int, threads: int, indices: list[int], job: dict[str, Any],
             return todo.popleft() if todo else None
 
     def run() -> None:
-        client, mine = Client(port), Tally()
+        client, mine = Client(port, job["gzip"]), Tally()
         while time.monotonic() < deadline and (index := take()) is not None:
             play_one(client, index, job, mine, deadline)
         mine.drained_at.append(time.perf_counter())
+        mine.received = client.received
         client.close()
         with lock:
             tally.add(mine)

@@ -42,7 +42,8 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
         game_env = {**env, "REDIS_URL": redis.url}
         with gunicorn("service.entrypoints.wsgi:app", game_env, args,
                       work / "gunicorn-api.log") as (port, master):
-            job = {"players": args.players, "hands": args.hands, "exports": str(exports)}
+            job = {"players": args.players, "hands": args.hands, "exports": str(exports),
+                   "gzip": args.gzip}
             spies = start_profilers(master, min(args.max_seconds, 30), work) \
                 if args.profile else []
             servers, redis_pids = [master, *worker_pids(master)], [redis.pid or 0]
@@ -66,6 +67,8 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
     print(f"while every client was busy (first {phase.busy_seconds:.1f} s): "
           f"{phase.busy_per_s(load.moves_at):.0f} moves/s, {phase.busy_per_s(load.done_at):.0f} "
           f"req/s")
+    print(f"answer bodies: {load.received / max(load.requests, 1):.0f} bytes a request on "
+          f"the wire")
     print(f"latency: move p50 {percentile(load.move_ms, .5):.2f} ms, "
           f"p99 {percentile(load.move_ms, .99):.2f} ms; state GET "
           f"p50 {percentile(load.get_ms, .5):.2f} ms, p99 {percentile(load.get_ms, .99):.2f} ms")

@@ -41,6 +41,8 @@ class Settings:
     # still searches its whole budget; with more waiting it searches a share of it
     stream_keepalive_s: float = 15.0
     max_body_bytes: int = 64 * 1024
+    gzip_min_bytes: int = 1024  # answers this long or longer are gzipped for clients that
+    # take gzip; 0 turns compression off
     body_read_timeout_s: float = 5.0  # a request's body must arrive whole this long after its
     # first read, else 408 and the connection is closed (slow clients cannot hold the service)
     rate_limit_per_token: int = 600  # requests a minute; 0 turns the limit off

@@ -9,7 +9,17 @@ from flask import Flask, Response, request
 from service.adapters import logs
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
-from service.api import cors, errors, games, health, limits, observability, problems, stream
+from service.api import (
+    compression,
+    cors,
+    errors,
+    games,
+    health,
+    limits,
+    observability,
+    problems,
+    stream,
+)
 
 
 def create_app(config: dict[str, Any] | None = None, services: Services | None = None) -> Flask:
@@ -28,6 +38,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     observability.register(app)  # around the whole app: every answer has an id and a log line
     limits.register(app, services.settings)
     cors.register(app, services.settings.cors_origins)
+    compression.register(app, services.settings.gzip_min_bytes)
     errors.register(app)
     return app
 

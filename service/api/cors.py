@@ -6,7 +6,7 @@ from flask import Flask, Response, request
 
 ALLOW_METHODS = "GET, POST, OPTIONS"
 ALLOW_HEADERS = ("Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID, "
-                 "X-Request-ID")
+                 "X-Request-ID, If-None-Match")
 EXPOSE_HEADERS = "ETag, Retry-After, Location, X-Request-ID"
 PREFLIGHT_MAX_AGE_S = "600"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, url_for
+from flask import Blueprint, Response, current_app, url_for
 
 from service.api import problems, schemas
 from service.api import requests as req
@@ -31,6 +31,15 @@ def state_answer(view: View) -> Response:
                     headers={**BY_CALLER, "ETag": f'"{view.table.version}"'})
 
 
+def read_state_answer(view: View) -> Response:
+    """Answer a GET of a state: 304 with no body if If-None-Match names its ETag (the version,
+    which every caller of the game may read), else the state."""
+    etag = f'"{view.table.version}"'
+    if req.none_match(etag):
+        return current_app.response_class(status=304, headers={**BY_CALLER, "ETag": etag})
+    return state_answer(view)
+
+
 def created_answer(game_id: str, version: int, players: list[dict[str, Any]],
                    tokens: dict[int, str]) -> dict[str, Any]:
     """Return the answer to `POST /v1/games` (CreatedOut's shape): each human seat's token,
@@ -54,7 +63,7 @@ def create_game() -> Response:
 def get_game(game_id: str) -> Response:
     """The current state as the caller's seat (or a spectator) may see it."""
     seat = caller_seat(game_id, required=False)
-    return state_answer(games().current_view(game_id, seat))
+    return read_state_answer(games().current_view(game_id, seat))
 
 
 @bp.post("/games/<game_id>/moves")
@@ -87,7 +96,7 @@ def get_state_at(game_id: str) -> Response:
     seat = caller_seat(game_id, required=False)
     version = req.int_arg("version", minimum=1, required=True)
     assert version is not None
-    return state_answer(games().view_at(game_id, seat, version))
+    return read_state_answer(games().view_at(game_id, seat, version))
 
 
 @bp.get("/games/<game_id>/export")

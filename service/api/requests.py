@@ -132,8 +132,10 @@ def _load(schema: Schema, raw: bytes) -> dict[str, Any]:
     try:
         loaded: dict[str, Any] = schema.load(body)
     except ValidationError as error:
-        raise problems.BadRequest("some fields are invalid",
-                                  errors=field_errors(error.messages)) from None
+        errors = field_errors(error.messages)
+        detail = f"{errors[0]['field']}: {errors[0]['message']}" if len(errors) == 1 \
+            else "some fields are invalid"  # one bad field: the detail says what is wrong
+        raise problems.BadRequest(detail, errors=errors) from None
     return loaded
 
 
@@ -201,6 +203,19 @@ def if_match() -> frozenset[int] | None:
                      if not weak and is_number(tag) and tag == str(number(tag)))
 
 
+def none_match(etag: str) -> bool:
+    """Whether If-None-Match is `*` or names `etag` (a strong tag, `"12"`), compared weakly as
+    RFC 9110 13.1.2 says (`W/"12"` names it too). A value that is no list of entity tags is
+    ignored: the answer is then the full one, which is never wrong for a GET."""
+    raw = request.headers.get("If-None-Match")
+    if raw is None:
+        return False
+    if raw.strip() == "*":
+        return True
+    return ENTITY_TAGS.fullmatch(raw) is not None \
+        and any(f'"{tag}"' == etag for _, tag in ENTITY_TAG.findall(raw))
+
+
 def idempotency_key() -> str | None:
     """Return the Idempotency-Key header, or 400 if it is empty or too long."""
     key = request.headers.get("Idempotency-Key")
@@ -211,14 +226,16 @@ def idempotency_key() -> str | None:
 
 
 def int_arg(name: str, minimum: int, required: bool = False) -> int | None:
-    """Return query argument `name` as an integer >= minimum (None if absent), or 400."""
+    """Return query argument `name` as an integer >= minimum (None if absent), or 400 whose
+    detail and field message both say the range."""
     raw = request.args.get(name)
-    if raw is None and required:
-        raise problems.BadRequest(f"give ?{name}=N",
-                                  errors=[{"field": name, "message": "required"}])
-    if raw is None:
+    if raw is None and not required:
         return None
+    wanted = f"an integer >= {minimum}"
+    if raw is None:
+        raise problems.BadRequest(f"give ?{name}=N, {wanted}",
+                                  errors=[{"field": name, "message": f"required: {wanted}"}])
     if not is_number(raw) or number(raw) < minimum:
-        raise problems.BadRequest(f"{name} must be an integer >= {minimum}",
-                                  errors=[{"field": name, "message": "not a valid integer"}])
+        raise problems.BadRequest(f"{name} must be {wanted}",
+                                  errors=[{"field": name, "message": f"must be {wanted}"}])
     return number(raw)

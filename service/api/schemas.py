@@ -36,10 +36,14 @@ def unicode_text(text: str) -> None:
 
 
 class StrictInt(fields.Integer):
-    """An integer that refuses floats, strings and booleans."""
+    """An integer that refuses floats, strings and booleans; with a Range that words its own
+    error, a value of another type gets that error too, so that it says the range."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
+        worded = [v.error for v in self.validators if isinstance(v, validate.Range) and v.error]
+        if worded:
+            self.error_messages["invalid"] = worded[0]
 
     def _validated(self, value: Any) -> int:
         if isinstance(value, bool):

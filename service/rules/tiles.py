@@ -10,7 +10,11 @@ from service.rules.errors import MalformedMove
 SPINNER: Final = 10
 """The wild half `S`, numbered 10 so that it sorts last and counts 10 (R3)."""
 
-_TEXT = re.compile(r"^([0-9S])-([0-9S])$")
+_LOOSE = re.compile(r"\s*(10|[0-9sS])\s*[-_/|:\u2010-\u2015\u2212\ufe63\uff0d]\s*(10|[0-9sS])\s*")
+"""A tile spelt loosely: a lower-case `s`, a spinner half as `10` (R3), spaces, another dash
+or separator (`9 – 3`, `s/5`, `10-2`), halves in any order. It names one tile (R2)."""
+_SHOWN_CHARS = 16
+"""Text sent as a tile is quoted back in an error up to this length."""
 
 
 def _half(n: int) -> str:
@@ -82,10 +86,12 @@ def double(n: int) -> Tile:
 
 
 def _malformed(text: object) -> MalformedMove:
-    """The R2 error for `text`: not a tile at all, or a tile not written canonically."""
-    match = _TEXT.match(text) if isinstance(text, str) else None
+    """The R2 error for `text`: not a tile at all, or a tile not written canonically, which
+    names the canonical form (`9-3`: write `3-9`; `s-s`: write `S-S`)."""
+    match = _LOOSE.fullmatch(text) if isinstance(text, str) else None
+    shown = repr(text) if len(repr(text)) <= _SHOWN_CHARS else "the text sent"
     if match is None:
-        return MalformedMove("R2", f"{text!r} is not a tile: write A-B with digits 0-9 or S")
-    a, b = (SPINNER if h == "S" else int(h) for h in match.groups())
+        return MalformedMove("R2", f"{shown} is not a tile: write A-B with digits 0-9 or S")
+    a, b = (SPINNER if h in ("s", "S", "10") else int(h) for h in match.groups())
     canonical = tile(a, b).text
-    return MalformedMove("R2", f"{text!r} is not in canonical form: write {canonical!r}")
+    return MalformedMove("R2", f"{shown} is not in canonical form: write {canonical!r}")

@@ -7,19 +7,28 @@ from service.usecases.context import Context
 from service.usecases.errors import NoSuchGame
 from service.usecases.tokens import GAME_ID
 
+NO_SUCH_GAME = "there is no game with that id"
+"""The one detail of every unknown game's refusal: it names nothing that was sent (an id, or a
+token sent in its place), and reads the same whatever the id's shape."""
 
-def no_such_game(game_id: str) -> NoSuchGame:
-    """Return the refusal for an unknown game. It names the id only if it has a game id's
-    shape, so that nothing else sent in its place (a token, say) is shown back."""
-    if GAME_ID.fullmatch(game_id):
-        return NoSuchGame(f"there is no game {game_id!r}")
-    return NoSuchGame("there is no game with that id")
+
+def no_such_game() -> NoSuchGame:
+    """Return the refusal for an unknown game."""
+    return NoSuchGame(NO_SUCH_GAME)
+
+
+def is_game_id(game_id: str) -> bool:
+    """Whether `game_id` has the shape of the ids this service makes; no other is looked up
+    (an id with a `}` would name another key's hash tag)."""
+    return GAME_ID.fullmatch(game_id) is not None
 
 
 def load(ctx: Context, game_id: str) -> GameState:
     """Rebuild the game's state: a kept state or the latest snapshot, then later events. The
     caller has the state to itself; `keep` gives it back. A kept state of a game the store
     has forgotten (never moved in, it expired) is dropped: the game is unknown."""
+    if not is_game_id(game_id):
+        raise no_such_game()
     with ctx.meter.replay_timer():
         kept = ctx.states.take(game_id)
         later = None if kept is None else ctx.store.read_known(game_id, kept.version)
@@ -27,7 +36,7 @@ def load(ctx: Context, game_id: str) -> GameState:
             return replay(later, kept)
         snapshot, events = ctx.store.load(game_id)
         if snapshot is None and not events:
-            raise no_such_game(game_id)
+            raise no_such_game()
         state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
         return replay(events, state)
 

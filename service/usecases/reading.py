@@ -37,7 +37,7 @@ def view_at(ctx: Context, game_id: str, seat: int | None, version: int) -> View:
     """Return the state as it was after event `version`, rebuilt by replay (R26)."""
     current = ctx.store.version(game_id)
     if current == 0:
-        raise no_such_game(game_id)
+        raise no_such_game()
     if not 1 <= version <= current:
         raise NoSuchVersion(f"version {version} is not in 1..{current}")
     return view_of(ctx, game_id, replay(ctx.store.read(game_id, 0, version)), seat)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.errors import BadToken, OtherGamesToken, TokenMissing
-from service.usecases.loading import no_such_game
+from service.usecases.loading import is_game_id, no_such_game
 from service.usecases.tokens import token_game, token_hash
 
 
@@ -31,6 +31,8 @@ class Meta:
 
 def meta(ctx: Context, game_id: str) -> Meta | None:
     """Return the game's meta, None if there is no such game."""
+    if not is_game_id(game_id):
+        return None
     found = ctx.metas.get(game_id)
     if found is None:
         stored = ctx.store.meta(game_id)
@@ -45,7 +47,7 @@ def require_game(ctx: Context, game_id: str) -> Meta:
     """Return the game's meta; NoSuchGame if there is none."""
     found = meta(ctx, game_id)
     if found is None:
-        raise no_such_game(game_id)
+        raise no_such_game()
     return found
 
 

@@ -10,7 +10,9 @@ OPTIONS), the status must be one of the operation's, the content type one of tha
 the headers and the body must fit their schemas. A Server-Sent Events answer is checked for
 status, content type and headers only (its body never ends while the game is playing). A 2xx
 answer to a request whose body the spec refuses is a mismatch too: the spec is stricter than
-the service.
+the service. A gzip-compressed answer (the spec's info.description) must answer a request
+whose Accept-Encoding names gzip, say `Vary: Accept-Encoding`, have a body (never a 304 or the
+event stream) and decompress; its decompressed body is then checked as any other.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -162,6 +165,7 @@ class ContractClient:
 def _check(request: WerkzeugOpenAPIRequest, response: Response, has_body: bool) -> None:
     method = request.method.upper()
     where = f"{method} {request.request.full_path.rstrip('?')} -> {response.status_code}"
+    response = _decoded(request, response, where)
     if method == "OPTIONS":
         _check_options(response, where)
         return
@@ -184,6 +188,30 @@ def _check(request: WerkzeugOpenAPIRequest, response: Response, has_body: bool) 
         if refused:
             raise ContractViolation(f"{where}, but the spec refuses the request body: "
                                     + "; ".join(_describe(e) for e in refused))
+
+
+def _decoded(request: WerkzeugOpenAPIRequest, response: Response, where: str) -> Response:
+    """Return the answer with its body as sent before any content coding: the answer itself
+    if it has none, else a copy with the gzip undone (ContractViolation if it may not be
+    gzipped, or is not)."""
+    coding = response.headers.get("Content-Encoding")
+    if coding is None:
+        return response
+    _expect(coding == "gzip", f"{where}: Content-Encoding {coding!r}, not gzip")
+    _expect("gzip" in request.request.headers.get("Accept-Encoding", ""),
+            f"{where}: gzipped for a client that did not take gzip")
+    _expect("Accept-Encoding" in response.vary, f"{where}: gzipped without Vary: Accept-Encoding")
+    _expect(response.mimetype != EVENT_STREAM and response.status_code not in (204, 304),
+            f"{where}: an event stream or an answer without a body is never gzipped")
+    if request.method.upper() == "HEAD":  # the GET's headers, no body
+        return response
+    try:
+        body = zlib.decompress(response.get_data(), wbits=31)
+    except zlib.error as error:
+        raise ContractViolation(f"{where}: not gzip ({error})") from None
+    headers = Headers([(k, v) for k, v in response.headers.items()
+                       if k.lower() not in ("content-encoding", "content-length")])
+    return Response(body, response.status_code, headers=headers)
 
 
 def _check_outside_spec(error: Exception, response: Response, where: str) -> None:

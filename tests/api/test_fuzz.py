@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 from schemathesis import Case, GenerationMode
 from schemathesis.checks import not_a_server_error
-from schemathesis.generation.meta import TestPhase
+from schemathesis.generation.meta import CoverageScenario, TestPhase
 from schemathesis.generation.stateful.state_machine import APIStateMachine, StepInput
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -125,9 +125,11 @@ def live_app(redis_url: str) -> Iterator[Flask]:
     """The real app over the flushed test Redis, with four real games in it."""
     with redis.Redis.from_url(redis_url) as client:
         client.flushdb()
+    # gzip_min_bytes=0: schemathesis's in-process transport asks for gzip (requests' default
+    # headers) but, unlike requests over HTTP, does not decode it (test_compression.py does)
     services = build(Settings(redis_url=redis_url, rate_limit_per_token=0,
                               rate_limit_per_address=0, stream_keepalive_s=0.05,
-                              ai_games_per_client=10**6))
+                              ai_games_per_client=10**6, gzip_min_bytes=0))
     app = create_app({"TESTING": True}, services=services)
     http = app.test_client()
     fresh = create(http, seats=2, seed=1)
@@ -181,6 +183,8 @@ def _resolve(case: Case) -> None:
     case.path_parameters = {**case.path_parameters, "game_id": game.game_id}
     if who == 5:
         return
+    if _without_authorization(case):  # a case about a missing token sends none, as a spectator
+        who = 4
     headers = {k: v for k, v in (case.headers or {}).items()  # an aimed caller sends no API
                if k.lower() not in ("authorization", "x-api-key")}  # key: a made-up one is 401
     if who <= 3:
@@ -192,6 +196,14 @@ def _resolve(case: Case) -> None:
     elif who == 8:
         headers["Authorization"] = f"Token {game.tokens[0]}"
     case.headers = headers
+
+
+def _without_authorization(case: Case) -> bool:
+    """Whether `case` is the coverage phase's request without its required Authorization,
+    whose answer must be 401 (schemathesis' `missing_required_header`)."""
+    data = case.meta.phase.data if case.meta else None
+    return getattr(data, "scenario", None) == CoverageScenario.MISSING_PARAMETER \
+        and str(getattr(data, "parameter", "")).lower() == "authorization"
 
 
 def aim_fuzzed_cases(context: Any, case: Case) -> st.SearchStrategy[Case]:
@@ -280,6 +292,14 @@ def machine_for(app: Flask) -> type[APIStateMachine]:
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
             return {"app": app, "timeout": STREAM_READ_S}
+
+        def before_call(self, case: Case) -> None:
+            """Send no If-None-Match: whether it names the version hangs on the random deal,
+            and a 304 has no links to follow, so the machine's next draws would hang on it too
+            (Hypothesis refuses that as flaky). test_conditional_reads.py tests 304s."""
+            super().before_call(case)
+            case.headers = {k: v for k, v in (case.headers or {}).items()
+                            if k.lower() != "if-none-match"}
 
         def after_call(self, response: Any, case: Case) -> None:
             super().after_call(response, case)

@@ -45,12 +45,9 @@ def test_unknown_game_is_404_before_any_token_check(client):
     assert answer.json["detail"] == "there is no game with that id"
 
 
-def test_a_404_names_only_an_id_of_a_game_ids_shape_never_a_token_sent_in_its_place(
-        client, game):
+def test_a_404_never_shows_the_id_nor_a_token_sent_in_its_place(client, game):
     _, tokens, _ = game
-    unknown = "0123456789abcdef"
-    assert client.get(f"/v1/games/{unknown}").json["detail"] == f"there is no game '{unknown}'"
-    for sent in (tokens[0], "x" * 3000):
+    for sent in ("0123456789abcdef", tokens[0], "x" * 3000):
         answer = client.get(f"/v1/games/{sent}/events")
         assert answer.status_code == 404
         assert answer.json["detail"] == "there is no game with that id"

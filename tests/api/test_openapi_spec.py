@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -221,6 +222,9 @@ def test_a_valid_problem_passes() -> None:
                                              mimetype="application/json"),
      "events without Vary"),
     ("GET", "/v1/games/abc", answer(STATE, 200, headers={"ETag": "2"}), "an unquoted ETag"),
+    ("GET", "/v1/games/abc", answer(b"", 304), "a 304 without ETag"),
+    ("GET", "/v1/games/abc/events", answer(b"", 304, headers={"ETag": '"2"'}),
+     "a 304 where no ETag is answered"),
     ("GET", "/v1/games/abc", Response(json.dumps(STATE), 200, headers={"ETag": '"2"', **BY_CALLER},
                                       mimetype="application/json"), "no X-Request-ID"),
     ("GET", "/v1/games/abc", answer({**STATE, "deck": ["0-0"]}, 200, headers={"ETag": '"2"'}),
@@ -265,6 +269,8 @@ def test_a_mismatch_fails(method: str, path: str, response: Response, why: str) 
 def test_good_answers_of_each_kind_pass() -> None:
     etag = {"ETag": '"2"'}
     check_response("GET", "/v1/games/abc", answer(STATE, 200, headers=etag))
+    check_response("GET", "/v1/games/abc", answer(b"", 304, headers=etag))
+    check_response("GET", "/v1/games/abc/state?version=2", answer(b"", 304, headers=etag))
     spectator = {k: v for k, v in STATE.items() if k not in ("seat", "hand", "legal_moves")}
     check_response("GET", "/v1/games/abc?x=1", answer(spectator, 200, headers=etag))
     first = {**spectator, "version": 1, "hand_number": None, "opening_double": None,
@@ -290,6 +296,34 @@ def test_good_answers_of_each_kind_pass() -> None:
     not_allowed.headers["Allow"] = "POST, OPTIONS"
     check_response("DELETE", "/v1/games", not_allowed)
     check_response("GET", "/v1/nowhere", problem(404, "not-found"))
+
+
+def gzipped(response: Response) -> Response:
+    """`response` with its body gzipped, as the service sends it to a client that takes gzip."""
+    response.set_data(zlib.compress(response.get_data(), 1, wbits=31))
+    response.headers["Content-Encoding"] = "gzip"
+    response.vary.add("Accept-Encoding")
+    return response
+
+
+def test_a_gzipped_answer_is_checked_decoded_and_only_where_gzip_was_taken() -> None:
+    takes = {"Accept-Encoding": "gzip"}
+    etag = {"ETag": '"2"'}
+    check_response("GET", "/v1/games/abc", gzipped(answer(STATE, 200, headers=etag)),
+                   headers=takes)
+    with pytest.raises(ContractViolation, match="did not take gzip"):
+        check_response("GET", "/v1/games/abc", gzipped(answer(STATE, 200, headers=etag)))
+    with pytest.raises(ContractViolation, match="turn"):  # the body, once decoded
+        check_response("GET", "/v1/games/abc", gzipped(answer(
+            {**STATE, "turn": "0"}, 200, headers=etag)), headers=takes)
+    unmarked = gzipped(answer(STATE, 200, headers=etag))
+    unmarked.headers["Vary"] = "Authorization"
+    with pytest.raises(ContractViolation, match="Vary: Accept-Encoding"):
+        check_response("GET", "/v1/games/abc", unmarked, headers=takes)
+    garbled = answer(STATE, 200, headers={**etag, "Content-Encoding": "gzip",
+                                          "Vary": "Authorization, Accept-Encoding"})
+    with pytest.raises(ContractViolation, match="not gzip"):
+        check_response("GET", "/v1/games/abc", garbled, headers=takes)
 
 
 def test_a_2xx_to_a_body_the_spec_refuses_fails() -> None:

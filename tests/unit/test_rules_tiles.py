@@ -40,20 +40,31 @@ def test_R2_canonical_spelling_parses_and_prints_back(text):
     assert eval(repr(tile), {"Tile": Tile}) is tile
 
 
-@pytest.mark.parametrize(("text", "canonical"), [("9-3", "3-9"), ("S-5", "5-S"), ("S-0", "0-S")])
-def test_R2_a_reversed_tile_is_rejected_naming_its_canonical_form(text, canonical):
+@pytest.mark.parametrize(("text", "canonical"), [
+    ("9-3", "3-9"), ("S-5", "5-S"), ("S-0", "0-S"), ("s-s", "S-S"), ("s-5", "5-S"),
+    ("5-s", "5-S"), ("10-2", "2-S"), ("10-10", "S-S"), (" 3-4", "3-4"), ("9 \u2013 3", "3-9"),
+    ("3/9", "3-9"), (f"{' ' * 40}4-3", "3-4")])
+def test_R2_a_misspelt_tile_is_rejected_naming_its_canonical_form(text, canonical):
     with pytest.raises(MalformedMove) as caught:
         Tile.parse(text)
     assert caught.value.rule == "R2"
-    assert canonical in caught.value.message
+    assert caught.value.message.endswith(f"not in canonical form: write {canonical!r}")
 
 
-@pytest.mark.parametrize("text", ["s-5", "10-2", "3", "3-", "3-4-5", " 3-4", "", "A-1", None, 34])
+@pytest.mark.parametrize("text", ["3", "3-", "3-4-5", "3--4", "11-2", "", "A-1", "\uff13-9",
+                                  None, 34])
 def test_R2_what_is_not_a_tile_is_rejected_saying_so(text):
     with pytest.raises(MalformedMove) as caught:
         Tile.parse(text)
     assert caught.value.rule == "R2"
-    assert "not" in caught.value.message
+    assert "is not a tile" in caught.value.message
+
+
+def test_R2_a_long_text_sent_as_a_tile_is_not_quoted_back():
+    with pytest.raises(MalformedMove) as caught:
+        Tile.parse("x" * 5000)
+    assert "x" * 17 not in caught.value.message and "the text sent is not a tile" in \
+        caught.value.message
 
 
 def test_R2_a_move_naming_a_misspelt_tile_is_malformed_not_illegal():
