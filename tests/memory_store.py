@@ -212,6 +212,17 @@ class InMemoryEventStore:
                                     timeout=max(timeout_ms, 0) / 1000)
             return [loads(e) for e in self._game(game_id).events[max(after, 0):]]
 
+    def put_ticket(self, game_id: str, ticket_hash: str, token_hash: str, ttl_s: float) -> None:
+        """Keep a stream ticket by its hash, expiring in `ttl_s`."""
+        with self._lock:
+            self._keys[f"ticket:{game_id}:{ticket_hash}"] = (token_hash,
+                                                             time.monotonic() + ttl_s)
+
+    def ticket_token(self, game_id: str, ticket_hash: str) -> str | None:
+        """Return the token hash a live stream ticket was kept for, else None."""
+        with self._lock:
+            return self._get(f"ticket:{game_id}:{ticket_hash}")
+
     def ping(self) -> bool:
         """Return whether the store can be reached (always, in memory)."""
         return True

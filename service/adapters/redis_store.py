@@ -578,6 +578,18 @@ class RedisEventStore:
             if left_ms <= BLOCK_SLICE_MS:
                 return []
 
+    @reachable
+    def put_ticket(self, game_id: str, ticket_hash: str, token_hash: str, ttl_s: float) -> None:
+        """Keep a stream ticket by its hash, expiring in `ttl_s` (a key of the game's slot)."""
+        self._command("SET", game_key(game_id, f"ticket:{ticket_hash}"), token_hash,
+                      "PX", max(1, int(ttl_s * 1000)))
+
+    @reachable
+    def ticket_token(self, game_id: str, ticket_hash: str) -> str | None:
+        """Return the token hash a live stream ticket was kept for, else None."""
+        found = self._command("GET", game_key(game_id, f"ticket:{ticket_hash}"))
+        return None if found is None else _text(found)
+
     def ping(self) -> bool:
         """Return whether the store can take writes now: a probe key is written on every
         master (see write_probe); an error that means "not now" says it cannot."""

@@ -40,6 +40,7 @@ class Settings:
     ai_expert_calm_queue: int = 1  # expert turns waiting in the queue at which an expert
     # still searches its whole budget; with more waiting it searches a share of it
     stream_keepalive_s: float = 15.0
+    stream_ticket_ttl_s: float = 60.0  # a stream ticket opens its game's stream this long
     max_body_bytes: int = 64 * 1024
     gzip_min_bytes: int = 1024  # answers this long or longer are gzipped for clients that
     # take gzip; 0 turns compression off

@@ -25,6 +25,7 @@ ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
     refusals.TokenMissing: problems.Unauthorized,
     refusals.BadToken: problems.Unauthorized,
     refusals.OtherGamesToken: problems.Forbidden,
+    refusals.BadTicket: problems.Unauthorized,
     refusals.VersionMismatch: problems.PreconditionFailed,
     refusals.RaceLost: problems.RaceLost,
     refusals.NotFinished: problems.Conflict,

@@ -12,6 +12,7 @@ from service.api import problems
 from service.api.answers import games
 from service.api.clients import address_client, known_keys, sent_key
 from service.api.requests import bearer_token
+from service.api.stream import TICKET
 from service.usecases.errors import NoSuchGame
 from service.usecases.tokens import token_game, token_hash
 
@@ -44,10 +45,13 @@ def register(app: Flask, settings: Settings) -> None:
 
 
 def _seat_token_hash() -> str | None:
-    """Return the hash of the bearer token sent if it is a seat token of the path's game,
-    else None: no token, a malformed header, a forged token, another game's token or a path
-    of no game (POST /v1/games) count against the address."""
+    """Return the hash of the bearer token sent if it is a seat token of the path's game
+    (or of the seat token that took the stream ticket sent to its stream), else None: no
+    token, a malformed header, a forged token, another game's token or a path of no game
+    (POST /v1/games) count against the address."""
     game_id = (request.view_args or {}).get("game_id")
+    if request.endpoint == "stream.stream" and TICKET in request.args and game_id is not None:
+        return games().ticket_token(game_id, request.args[TICKET])
     try:
         token = bearer_token()
     except problems.Unauthorized:

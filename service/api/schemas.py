@@ -280,3 +280,19 @@ class HealthOut(Schema):
 
     status = fields.String()
     store = fields.String()
+
+
+class StreamTurnOut(Schema):
+    """The data of a `/stream` frame `event: turn`: where the game stands after the events
+    sent before it."""
+
+    version = fields.Integer()
+    turn = fields.Integer(allow_none=True)
+    status = fields.String()
+
+
+class StreamTicketOut(Schema):
+    """`POST /stream-tickets`: a ticket that opens the game's stream as the seat for a while."""
+
+    ticket = fields.String()
+    expires_at = fields.String()

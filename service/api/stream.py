@@ -1,4 +1,5 @@
-"""`GET /v1/games/{id}/stream`: Server-Sent Events, redacted for the caller (R25)."""
+"""`GET /v1/games/{id}/stream`: Server-Sent Events, redacted for the caller (R25), and the
+stream tickets that open it without a header (a browser's EventSource)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,23 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from service.api import requests as req
-from service.api.answers import BY_CALLER, caller_seat, games, to_json
+from service.api.answers import BY_CALLER, answer, caller_seat, games, to_json
 from service.game import events as ev
+from service.usecases.following import Followed, Turn
 
 bp = Blueprint("stream", __name__, url_prefix="/v1")
+
+TICKET = "ticket"
+"""The query parameter of `/stream` that carries a stream ticket."""
 
 
 @bp.get("/games/<game_id>/stream")
 def stream(game_id: str) -> Response:
-    """Send each new event as `id: <seq>`; resume after `Last-Event-ID` (or `?after=N`).
-    A finished game with nothing after that point answers 204, which tells a browser's
-    EventSource to stop reconnecting (it would reconnect to a 200 that ends, forever)."""
-    seat = caller_seat(game_id, required=False)
+    """Send each new event as `id: <seq>`, each batch followed by an `event: turn` frame;
+    resume after `Last-Event-ID` (or `?after=N`). A finished game with nothing after that
+    point answers 204, which tells a browser's EventSource to stop reconnecting (it would
+    reconnect to a 200 that ends, forever)."""
+    seat = _stream_seat(game_id)
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
     followed = games().follow(game_id, seat, _resume_point(), keepalive)
     if followed is None:  # the match has ended and every event was sent
@@ -28,6 +34,24 @@ def stream(game_id: str) -> Response:
                     headers=headers)
 
 
+@bp.post("/games/<game_id>/stream-tickets")
+def stream_ticket(game_id: str) -> Response:
+    """A short-lived ticket that opens this game's stream as the caller's seat."""
+    games().require_game(game_id)  # 404 for an unknown game first, as on every path
+    ttl_s = current_app.extensions["spinner"].settings.stream_ticket_ttl_s
+    ticket = games().stream_ticket(game_id, req.bearer_token(), ttl_s)
+    return answer(ticket.to_dict(), headers={"Cache-Control": "no-store"})
+
+
+def _stream_seat(game_id: str) -> int | None:
+    """The seat the stream is redacted for: a `?ticket=`'s (then no Authorization is read),
+    else the bearer token's, else None (a spectator)."""
+    ticket = request.args.get(TICKET)
+    if ticket is None:
+        return caller_seat(game_id, required=False)
+    return games().ticket_seat(game_id, ticket)
+
+
 def _resume_point() -> int:
     last = request.headers.get("Last-Event-ID", "").strip()
     if req.is_number(last):
@@ -35,14 +59,26 @@ def _resume_point() -> int:
     return req.int_arg("after", minimum=0) or 0
 
 
-def _frames(followed: Iterator[ev.Event | None]) -> Iterator[str]:
+def _frames(followed: Followed) -> Iterator[str]:
     """The stream's frames: each event the use case lets the caller see (already redacted,
-    R25), and a comment when none came for a while (None)."""
+    R25), a `turn` frame after each batch of them, and a comment when none came for a
+    while (None)."""
     yield "retry: 2000\n\n"
-    for event in followed:
-        yield ": keep-alive\n\n" if event is None else _frame(event)
+    for item in followed:
+        if item is None:
+            yield ": keep-alive\n\n"
+        elif isinstance(item, Turn):
+            yield _turn_frame(item)
+        else:
+            yield _frame(item)
 
 
 def _frame(event: ev.Event) -> str:
     data = to_json(event).decode()  # as /events: EventOut's shape, as stored
     return f"id: {event['seq']}\nevent: {event['type']}\ndata: {data}\n\n"
+
+
+def _turn_frame(turn: Turn) -> str:
+    """No `id:` line: an EventSource keeps the seq of the event before it as its last event
+    id, so a resumption sends nothing twice and misses nothing."""
+    return f"event: turn\ndata: {to_json(turn.to_dict()).decode()}\n\n"

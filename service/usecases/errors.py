@@ -109,3 +109,7 @@ class IllegalMove(Refusal):
 class TooManyAiGames(Refusal):
     """The client has as many open games with AI seats as its cap allows;
     `extra["retry_after"]` is the seconds after which to try again."""
+
+
+class BadTicket(Refusal):
+    """The stream ticket is no live ticket of this game (unknown, expired, another game's)."""

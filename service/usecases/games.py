@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from service.game import events as ev
-from service.usecases import ai_turns, creation, moves, reading, seats
+from service.usecases import ai_turns, creation, following, moves, reading, seats, stream_tickets
 from service.usecases.ai_caps import AiCaps
 from service.usecases.clients import Client
 from service.usecases.context import Context
@@ -58,9 +58,22 @@ class Games:
         return reading.export(self.ctx, game_id)
 
     def follow(self, game_id: str, seat: int | None, resume: int,
-               quiet_s: float) -> Iterator[ev.Event | None] | None:
-        """See `reading.follow`."""
-        return reading.follow(self.ctx, game_id, seat, resume, quiet_s)
+               quiet_s: float) -> following.Followed | None:
+        """See `following.follow`."""
+        return following.follow(self.ctx, game_id, seat, resume, quiet_s)
+
+    def stream_ticket(self, game_id: str, token: str | None,
+                      ttl_s: float) -> stream_tickets.Ticket:
+        """See `stream_tickets.issue`."""
+        return stream_tickets.issue(self.ctx, game_id, token, ttl_s)
+
+    def ticket_seat(self, game_id: str, ticket: str) -> int:
+        """See `stream_tickets.ticket_seat`."""
+        return stream_tickets.ticket_seat(self.ctx, game_id, ticket)
+
+    def ticket_token(self, game_id: str, ticket: str) -> str | None:
+        """See `stream_tickets.ticket_token`."""
+        return stream_tickets.ticket_token(self.ctx, game_id, ticket)
 
     def move(self, game_id: str, seat: int, body: dict[str, Any],
              if_match: frozenset[int] | None, key: str | None) -> View:

@@ -130,6 +130,13 @@ class EventStore(Protocol):
     def wait_for_events(self, game_id: str, after: int, timeout_ms: int) -> list[Event]:
         """Return the events after `after`, blocking up to timeout_ms for one; [] on timeout."""
 
+    def put_ticket(self, game_id: str, ticket_hash: str, token_hash: str, ttl_s: float) -> None:
+        """Keep a stream ticket of the game, by its hash, for the seat token of `token_hash`,
+        for `ttl_s` seconds."""
+
+    def ticket_token(self, game_id: str, ticket_hash: str) -> str | None:
+        """Return the token hash a live stream ticket of the game was kept for, else None."""
+
     def ping(self) -> bool:
         """Return whether the store can be reached."""
 

@@ -101,6 +101,61 @@ def assert_fits_schema(instance: Any, name: str) -> None:
                                 + "; ".join(_describe_schema_error(e) for e in errors))
 
 
+def stream_frames(text: str) -> list[dict[str, str]]:
+    """Return the frames of an event stream's text as an SSE parser (WHATWG) gives them:
+    each frame with data as `{event, data, id}`, `id` the last event id so far (left out
+    while there is none). The `retry:` frame, comments and an unfinished last frame are
+    none."""
+    frames, last_id = [], None
+    for block in re.split(r"\r\n\r\n|\n\n|\r\r", text)[:-1]:  # [-1]: not ended yet
+        event, data = "message", []
+        for line in block.splitlines():
+            name, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if name == "data":
+                data.append(value)
+            elif name == "id":
+                last_id = value
+            elif name == "event":
+                event = value
+        if data:
+            frame = {"event": event, "data": "\n".join(data)}
+            frames.append(frame if last_id is None else {**frame, "id": last_id})
+    return frames
+
+
+def assert_fits_stream(text: str) -> list[dict[str, str]]:
+    """Raise ContractViolation unless each frame of an event stream's text fits one of
+    `StreamFrame`'s schemas and its `data` the JSON schema that one names (`contentSchema`,
+    which a JSON Schema validator only annotates); an event frame's `id` and `event` must
+    be its event's `seq` and `type`. Return the frames."""
+    frames = stream_frames(text)
+    for frame in frames:
+        assert_fits_schema(frame, "StreamFrame")
+        fits = [n for n in _one_of("StreamFrame") if _fits(frame, n)]
+        data_schema = spec_dict()["components"]["schemas"][fits[0]]["properties"]["data"]
+        payload = json.loads(frame["data"])
+        assert_fits_schema(payload, data_schema["contentSchema"]["$ref"].split("/")[-1])
+        if "seq" in payload:
+            _expect((frame["id"], frame["event"]) == (str(payload["seq"]), payload["type"]),
+                    f"the frame of event {payload['seq']} has id {frame['id']!r}")
+    return frames
+
+
+def _one_of(name: str) -> list[str]:
+    """The names of the schemas a `oneOf` component lists."""
+    return [ref["$ref"].split("/")[-1]
+            for ref in spec_dict()["components"]["schemas"][name]["oneOf"]]
+
+
+def _fits(instance: Any, name: str) -> bool:
+    try:
+        assert_fits_schema(instance, name)
+    except ContractViolation:
+        return False
+    return True
+
+
 class ContractClient:
     """Wraps a Flask test client; every answer of `open` (and so of get, post, ...) is
     checked with `check_response` before it is returned. Anything else is the wrapped

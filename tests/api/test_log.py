@@ -16,7 +16,7 @@ from service.api.app import create_app
 from service.entrypoints.cli import main as spinner
 from service.entrypoints.redis_server import free_port
 from service.game.events import GENESIS, event_hash
-from tests.api.contract import check_response
+from tests.api.contract import check_response, stream_frames
 from tests.api.driver import auth, create, play_to_end
 
 
@@ -141,13 +141,14 @@ def test_the_stream_sends_the_append_that_ends_the_match_whole(app, client, beyo
     play_to_end(client, game_id, tokens, random.Random(16))
     listener.join(timeout=60)
     assert not listener.is_alive()  # closed after game_ended
-    sent = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
+    frames = [f for f in stream_frames("\n".join(lines) + "\n") if f["event"] != "turn"]
+    sent = [json.loads(f["data"]) for f in frames]  # the events, not the turn frames
     export = client.get(f"/v1/games/{game_id}/export").json["events"]
     assert [e["seq"] for e in sent] == list(range(start + 1, len(export) + 1))
     whole = [e for e in sent if "hash" in e]
     assert sent[-1]["type"] == "game_ended" and whole == export[-len(whole):]
     assert 2 <= len(whole) < len(sent)  # the events before it went out redacted
-    texts = [line.removeprefix("data: ") for line in lines if line.startswith("data: ")]
+    texts = [f["data"] for f in frames]
     assert texts[-len(whole):] == [orjson.dumps(e).decode() for e in whole]  # as /export has it
 
 

@@ -27,6 +27,7 @@ from tests.api.contract import (
     ContractClient,
     ContractViolation,
     assert_fits_schema,
+    assert_fits_stream,
     check_response,
     spec_dict,
 )
@@ -131,6 +132,7 @@ MIRRORS = {
     schemas.HandScoreOut: "HandScore", schemas.MoveOut: "Move", schemas.EventOut: "Event",
     schemas.EventsOut: "Events", schemas.ExportOut: "Export", schemas.ProblemOut: "Problem",
     schemas.FieldErrorOut: "FieldError", schemas.HealthOut: "Health",
+    schemas.StreamTurnOut: "StreamTurn", schemas.StreamTicketOut: "StreamTicket",
 }
 
 
@@ -353,6 +355,38 @@ def test_an_event_stream_is_checked_by_status_and_headers_without_reading_it() -
     with pytest.raises(ContractViolation):  # an event stream where JSON is documented
         check_response("GET", "/v1/games/abc/events",
                        Response(endless(), 200, headers=headers, mimetype="text/event-stream"))
+
+
+TURN = '{"version":2,"turn":0,"status":"playing"}'
+SEAT_AS_TEXT = TURN.replace('"turn":0', '"turn":"0"')
+EVENT_FRAME = f"id: 2\nevent: hand_started\ndata: {json.dumps(HAND_STARTED)}\n\n"
+
+
+def test_a_streams_frames_fit_their_schemas() -> None:
+    text = f"retry: 2000\n\n{EVENT_FRAME}event: turn\ndata: {TURN}\n\n: keep-alive\n\n"
+    frames = assert_fits_stream(text + "id: 3\nevent: pas")  # the last frame is not over
+    assert [f["event"] for f in frames] == ["hand_started", "turn"]
+    assert frames[1]["id"] == "2"  # a turn frame has no id: the event's before it stays
+    assert assert_fits_stream(f"event: turn\ndata: {TURN}\n\n") == [
+        {"event": "turn", "data": TURN}]  # nothing sent before it: no last event id yet
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("event: turn\ndata: {\"version\":2,\"turn\":0}\n\n", "a turn without its status"),
+    ("event: turn\ndata: {\"version\":0,\"turn\":0,\"status\":\"playing\"}\n\n",
+     "version 0"),
+    (f"event: turn\ndata: {json.dumps(HAND_STARTED)}\n\n", "an event in a turn frame"),
+    (f"id: 2\nevent: turn\ndata: {json.dumps(HAND_STARTED)}\n\n", "the same, with an id"),
+    (f"id: 2\nevent: tile_played\ndata: {json.dumps(HAND_STARTED)}\n\n", "the wrong event"),
+    (f"id: 3\nevent: hand_started\ndata: {json.dumps(HAND_STARTED)}\n\n", "the wrong id"),
+    (f"event: hand_started\ndata: {json.dumps(HAND_STARTED)}\n\n", "an event without an id"),
+    (f"id: 2\ndata: {json.dumps(HAND_STARTED)}\n\n", "an event frame without its type"),
+    (EVENT_FRAME.replace('"seat": null, ', ""), "an event without its seat"),
+    (f"event: turn\ndata: {SEAT_AS_TEXT}\n\n", "a seat as a string"),
+])
+def test_a_frame_that_breaks_its_schema_fails(text: str, why: str) -> None:
+    with pytest.raises(ContractViolation):
+        assert_fits_stream(text)
 
 
 def test_assert_fits_schema_checks_one_component() -> None:

@@ -459,6 +459,15 @@ class StoreContract:
         sibling.idempotency_abort(claim("h1"))
         assert store.idempotency_begin(claim("h1", "n2")) is None
 
+    def test_a_stream_ticket_is_kept_by_its_hash_for_its_game_until_it_expires(
+            self, store: EventStore) -> None:
+        store.put_ticket("g1", "t" * 64, "h" * 64, 0.3)
+        assert store.ticket_token("g1", "t" * 64) == "h" * 64
+        assert store.ticket_token("g2", "t" * 64) is None  # another game's
+        assert store.ticket_token("g1", "u" * 64) is None
+        time.sleep(0.35)
+        assert store.ticket_token("g1", "t" * 64) is None
+
     def test_ping(self, store: EventStore) -> None:
         assert store.ping() is True
 

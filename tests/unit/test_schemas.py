@@ -16,7 +16,9 @@ from service.game.commands import create_game, make_move
 from service.game.state import GameState
 from service.game.views import own, table, visible_log
 from service.rules.turns import legal_moves
+from service.usecases.following import Turn
 from service.usecases.games import Games
+from service.usecases.stream_tickets import Ticket
 from tests.memory_store import InMemoryEventStore
 
 from .positions import AT, shuffles
@@ -117,3 +119,11 @@ def test_every_answer_of_a_match_through_the_use_cases_is_its_dump():
         assert all(as_dumped(EVENT, event) for event in redacted)
     assert as_dumped(EVENTS, {"events": games.events(game_id, 1, 0)})
 
+
+
+def test_a_streams_turn_and_a_stream_ticket_are_their_dumps():
+    for turn in (Turn(7, 1, "playing"), Turn(1004, None, "finished")):
+        assert as_dumped(schemas.StreamTurnOut(), turn.to_dict())
+    ticket = Ticket("t0k3n", "2024-05-01T12:01:00.000Z")
+    assert as_dumped(schemas.StreamTicketOut(), ticket.to_dict())
+    assert not as_dumped(schemas.StreamTurnOut(), {"turn": 1, "version": 7, "status": "x"})

@@ -15,6 +15,7 @@ from service.rules.moves import Move
 from service.rules.tiles import TILES
 from service.usecases import errors, idempotency
 from service.usecases.decks import Dealer
+from service.usecases.following import Turn
 from service.usecases.games import Games
 from service.usecases.tokens import token_hash
 from tests.memory_store import InMemoryEventStore
@@ -341,10 +342,42 @@ def test_following_shows_each_event_redacted_for_the_seat_then_quiet_heals(
     assert created_event["type"] == ev.GAME_CREATED and "hash" not in created_event
     assert dealt["data"]["hands"][0] is not None and dealt["data"]["hands"][1] is None
     assert "deck" not in dealt["data"]
-    searched = list(itertools.takewhile(lambda event: event is not None, followed))  # R9
-    assert len(searched) == created.state.version - 2  # then nothing came: the AI turn is
-    assert all(e["data"]["reason"] == "search" for e in searched)  # healed meanwhile
+    searched, turn = next_batch(followed)
+    assert len(searched) == created.state.version - 2  # R9; then where the game stands,
+    assert all(e["data"]["reason"] == "search" for e in searched)
+    standing = games.current_view(created.game_id, None).table.fields
+    assert turn == Turn(created.state.version, standing["turn"], "playing")
+    assert next(followed) is None  # then nothing came: the AI turn is healed meanwhile
     assert queue.calls[-1] == ("heal", created.game_id, created.state.version)
+
+
+def next_batch(followed: Any) -> tuple[list[ev.Event], Turn]:
+    """Return the events a follower gets next, up to the Turn that ends their batch."""
+    sent = []
+    for item in followed:
+        if isinstance(item, Turn):
+            return sent, item
+        assert item is not None, "nothing came"
+        sent.append(item)
+    raise AssertionError("the follow ended")
+
+
+def test_following_tells_after_each_append_whose_turn_it_is_and_at_which_version(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    """A follower learns the version and the seat to move after every append, as the state
+    shows them, without reading the state: first where the game stands (nothing to send
+    yet), then after each move's events."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    followed = games.follow(game_id, 1, version, 0.01)
+    assert followed is not None
+    assert next_batch(followed) == ([], Turn(version, seat, "playing"))
+    for _ in range(4):
+        games.move(game_id, seat, move, None, None)
+        sent, turn = next_batch(followed)
+        assert [e["seq"] for e in sent] == list(range(version + 1, turn.version + 1))
+        version, seat, move = to_move(games, game_id)
+        assert turn == Turn(version, seat, "playing")
 
 
 def test_following_an_ended_match_sends_the_rest_whole_then_is_over(games: Games) -> None:
@@ -358,6 +391,7 @@ def test_following_an_ended_match_sends_the_rest_whole_then_is_over(games: Games
     end = view.table.version
     rest = games.follow(created.game_id, 1, end - 2, 0.01)
     assert rest is not None
-    assert list(rest) == games.export(created.game_id)[end - 2:]  # unredacted: hashes too
+    assert list(rest) == [*games.export(created.game_id)[end - 2:],  # unredacted: hashes too
+                          Turn(end, None, "finished")]
     assert games.follow(created.game_id, 1, end, 0.01) is None
     assert games.follow(created.game_id, 1, end + 5, 0.01) is None  # beyond the log: as at it
