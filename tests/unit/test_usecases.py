@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 from typing import Any
 
 import pytest
