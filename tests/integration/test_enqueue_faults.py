@@ -28,7 +28,7 @@ NOT_QUEUED = "spinner_ai_turns_not_queued_total"
 @pytest.fixture
 def services(redis_url: str, redis_client: Any) -> Services:
     """The real services over a flushed Redis, AI turns quick."""
-    return build(Settings(redis_url=redis_url, ai_budget_s=0.05))
+    return build(Settings(redis_url=redis_url, ai_budget_s=0.05, ai_games_per_client=50))
 
 
 @pytest.fixture
