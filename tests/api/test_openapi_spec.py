@@ -22,6 +22,7 @@ from service.adapters.settings import Settings
 from service.api import problems, schemas
 from service.api.answers import BY_CALLER
 from service.api.app import EmptyUntyped, create_app
+from service.entrypoints.gunicorn_worker import problem_answer
 from tests.api.contract import (
     SPEC_PATH,
     ContractClient,
@@ -36,6 +37,7 @@ HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "tra
 IMPLICIT = {"HEAD", "OPTIONS"}  # Flask answers these for every route on its own
 NOT_API = {"static"}  # Flask's static route: not part of the API (see the report)
 REQUEST_ID = {"X-Request-ID": "test-1"}
+ROOT = SPEC_PATH.parent
 
 
 # The document ------------------------------------------------------------
@@ -113,12 +115,33 @@ def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
     raised = {(f"/problems/{cls.slug}", cls.status) for cls in vars(problems).values()
               if isinstance(cls, type) and issubclass(cls, problems.Problem)}
     raised |= {("/problems/method-not-allowed", 405)}
+    raised |= {(body["type"], body["status"]) for body in map(gunicorn_problem, (414, 431))}
     documented = {(s["properties"]["type"]["const"], s["properties"]["status"]["const"])
                   for name, s in spec_dict()["components"]["schemas"].items()
                   if name.endswith("Problem") and name != "Problem"}
-    assert len(documented) == 19  # 415 unsupported-media-type, 403 restricted (/metrics),
-    # 408 request-timeout, 401 unknown-api-key, 429 too-many-ai-games
+    assert len(documented) == 22  # 415 unsupported-media-type, 403 restricted (/metrics),
+    # 408 request-timeout, 401 unknown-api-key, 429 too-many-ai-games, 405, and gunicorn's
+    # 414 and 431
     assert documented <= raised
+
+
+def gunicorn_problem(status: int) -> dict[str, Any]:
+    """The problem document of the HTTP server's own refusal with `status`."""
+    return json.loads(problem_answer(status).partition(b"\r\n\r\n")[2])
+
+
+ANY_REQUEST = {"400", "405", "414", "431", "500", "501"}
+"""What any request may get, whatever its path and method: a request the HTTP server cannot
+read (400, 414, 431, or 501 for a transfer coding it does not know), a method the path does
+not support (405), an unexpected failure (500)."""
+
+
+def test_every_operation_lists_what_any_request_may_get() -> None:
+    for path, item in spec_dict()["paths"].items():
+        for method, operation in item.items():
+            if method in HTTP_METHODS:
+                assert set(operation["responses"]) >= ANY_REQUEST, (method, path)
+                assert "Allow" in _resolve(operation["responses"]["405"])["headers"]
 
 
 # The spec mirrors the marshmallow schemas ---------------------------------
@@ -130,7 +153,7 @@ MIRRORS = {
     schemas.RulesOut: "Rules", schemas.PlayerOut: "Player", schemas.LayoutOut: "Layout",
     schemas.PlacedTileOut: "PlacedTile", schemas.EndOut: "End",
     schemas.HandScoreOut: "HandScore", schemas.MoveOut: "Move", schemas.EventOut: "Event",
-    schemas.EventsOut: "Events", schemas.ExportOut: "Export", schemas.ProblemOut: "Problem",
+    schemas.EventsOut: "EventLog", schemas.ExportOut: "Export", schemas.ProblemOut: "Problem",
     schemas.FieldErrorOut: "FieldError", schemas.HealthOut: "Health",
     schemas.StreamTurnOut: "StreamTurn", schemas.StreamTicketOut: "StreamTicket",
 }
@@ -148,8 +171,11 @@ def test_every_marshmallow_schema_has_its_mirror_in_the_spec() -> None:
 def test_the_spec_schema_has_the_same_fields(marshmallow: type[Schema], name: str) -> None:
     component = spec_dict()["components"]["schemas"][name]
     fields = marshmallow().fields
-    assert set(component["properties"]) == set(fields)
-    assert component.get("additionalProperties") is False  # marshmallow refuses/drops others
+    shapes = object_shapes(component)  # one, or one per `oneOf` branch (State, Event, ...)
+    assert set().union(*(names for names, _ in shapes)) == set(fields)
+    for names, closed in shapes:
+        assert names <= set(fields)
+        assert closed  # marshmallow refuses/drops others
     if name.endswith("Request"):  # a request schema: the same fields are required
         assert set(component.get("required", [])) == {k for k, f in fields.items() if f.required}
 
@@ -395,6 +421,119 @@ def test_assert_fits_schema_checks_one_component() -> None:
         assert_fits_schema({"action": "pass", "tile": "0-0"}, "Move")
 
 
+# Typed apart: states, events and created seats (issue 18) ---------------
+
+def test_a_seat_state_and_a_spectator_state_are_told_apart() -> None:
+    spectator = {k: v for k, v in STATE.items() if k not in schemas.OWN_FIELDS}
+    assert_fits_schema(STATE, "SeatState")
+    assert_fits_schema(spectator, "SpectatorState")
+    for instance, other in ((STATE, "SpectatorState"), (spectator, "SeatState")):
+        with pytest.raises(ContractViolation):
+            assert_fits_schema(instance, other)
+    for field in schemas.OWN_FIELDS:  # a seat's state has all three, a spectator's none
+        with pytest.raises(ContractViolation):
+            assert_fits_schema({k: v for k, v in STATE.items() if k != field}, "State")
+
+
+EVENTS = {
+    "GameCreatedEvent": {"type": "game_created", "seat": None, "data": {
+        "players": [{"name": "Ann", "kind": "human"}], "rules": {"hands": 1, "opening": "draw"}}},
+    "HandStartedEvent": HAND_STARTED,
+    "TileDrawnEvent": {"type": "tile_drawn", "seat": 1, "data": {"reason": "draw"}},
+    "TilePlayedEvent": {"type": "tile_played", "seat": 0, "data": {
+        "tile": "9-9", "end": None, "expose": 9, "new_ends": ["e1", "e2", "e3", "e4"]}},
+    "PassedEvent": {"type": "passed", "seat": 1, "data": {}},
+    "ObligationLiftedEvent": {"type": "obligation_lifted", "seat": None, "data": {
+        "ends": ["e1"]}},
+    "HandEndedEvent": {"type": "hand_ended", "seat": None, "data": {
+        "hand_number": 1, "ended_by": "domino", "points": [0, 5], "winner": 0,
+        "hands": [[], ["0-5"]]}},
+    "GameEndedEvent": {"type": "game_ended", "seat": None, "data": {
+        "totals": [0, 5], "winners": [0]}},
+}
+"""A redacted event of each type, by the name of its schema."""
+
+
+@pytest.mark.parametrize("name", EVENTS)
+def test_each_event_fits_its_own_schema_and_no_other(name: str) -> None:
+    event = {"seq": 3, "at": "2024-05-01T12:00:00.000Z", **EVENTS[name]}
+    assert_fits_schema(event, "Event")
+    for other in EVENTS:
+        if other == name:
+            assert_fits_schema(event, other)
+            continue
+        with pytest.raises(ContractViolation):
+            assert_fits_schema(event, other)
+        with pytest.raises(ContractViolation):  # its data is typed by its type
+            assert_fits_schema({**event, "data": EVENTS[other]["data"]}, "Event")
+
+
+@pytest.mark.parametrize(("union", "field"), [("Event", "type"), ("CreatedSeat", "kind")])
+def test_a_union_names_its_branch_by_a_discriminator_each_branch_pins(union: str,
+                                                                      field: str) -> None:
+    """What generators read (openapi-typescript the mapping, openapi-python-client each
+    branch's `const`) names one branch for each value."""
+    component = spec_dict()["components"]["schemas"][union]
+    mapping = component["discriminator"]["mapping"]
+    assert component["discriminator"]["propertyName"] == field
+    assert sorted(mapping.values()) == sorted(b["$ref"] for b in component["oneOf"])
+    for value, ref in mapping.items():
+        pinned = [part["properties"][field] for part in [_resolve({"$ref": ref}),
+                                                         *_resolve({"$ref": ref}).get("allOf", [])]
+                  if field in part.get("properties", {})]
+        assert pinned == [{"type": "string", "const": value}], ref
+    if union == "Event":
+        assert set(mapping) == set(spec_dict()["components"]["schemas"]["EventType"]["enum"])
+
+
+def defaults_in(node: Any, seen: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Yield the path of every `default` in a schema, following its `$ref`s."""
+    if isinstance(node, list):
+        for item in node:
+            yield from defaults_in(item, seen)
+    elif isinstance(node, dict):
+        if "default" in node:
+            yield str(node)
+        ref = node.get("$ref")
+        if ref and ref not in seen:
+            yield from defaults_in(_resolve({"$ref": ref}), seen | {ref})
+        for key, value in node.items():
+            if key != "$ref":
+                yield from defaults_in(value, seen)
+
+
+def test_no_request_schema_has_a_default_that_generators_would_make_required() -> None:
+    bodies = [op["requestBody"] for item in spec_dict()["paths"].values()
+              for method, op in item.items() if method in HTTP_METHODS and "requestBody" in op]
+    assert len(bodies) == 2  # the creation and the move
+    assert list(defaults_in(bodies)) == []
+    assert list(defaults_in({"$ref": "#/components/parameters/After"}))  # it does find them
+
+
+def test_whatever_a_spectator_may_call_needs_no_credentials_in_generated_clients() -> None:
+    """An operation that lists security of its own, even with `{}` among it, asks for an
+    AuthenticatedClient in openapi-python-client; those open to anyone name none, and the
+    default lets anyone in."""
+    assert {} in spec_dict()["security"]
+    for path, item in spec_dict()["paths"].items():
+        for method, operation in item.items():
+            if method in HTTP_METHODS and path.startswith("/v1/"):
+                assert {} not in operation.get("security", [None]), (method, path)
+    open_to_anyone = {(m, p) for p, item in spec_dict()["paths"].items() for m, op in item.items()
+                      if m in HTTP_METHODS and "security" not in op}
+    assert open_to_anyone == {(m, f"/v1/games{p}") for m, p in [
+        ("post", ""), ("get", "/{game_id}"), ("get", "/{game_id}/events"),
+        ("get", "/{game_id}/state"), ("get", "/{game_id}/stream"), ("get", "/{game_id}/export")]}
+
+
+def test_the_spec_links_the_rules_and_names_only_files_clients_have() -> None:
+    assert spec_dict()["externalDocs"]["url"] == "docs/RULES.md"
+    named = set(re.findall(r"[\w./-]+\.md\b", SPEC_PATH.read_text(encoding="utf-8")))
+    assert "docs/RULES.md" in named
+    for name in named:  # a path from the project root, or a file of docs/
+        assert any((folder / name).is_file() for folder in (ROOT, ROOT / "docs")), name
+
+
 # The checker: ContractClient checks every answer -------------------------
 
 @pytest.fixture
@@ -444,6 +583,19 @@ def test_the_contract_client_checks_every_answer(canned: Flask) -> None:
         client.post("/v1/games/abc/moves", json={"action": "jump"})
     with client as inside, pytest.raises(ContractViolation):  # still checked inside `with`
         inside.get("/v1/games/abc")
+
+
+def object_shapes(node: dict[str, Any]) -> list[tuple[set[str], bool]]:
+    """The objects a schema allows: one per `oneOf` branch, or itself; each as its property
+    names (its `allOf` parts' too) and whether it is closed to any other property."""
+    node = _resolve(node)
+    if "oneOf" in node:
+        return [shape for branch in node["oneOf"] for shape in object_shapes(branch)]
+    names = set(node.get("properties", {}))
+    for part in node.get("allOf", []):
+        names |= set(_resolve(part).get("properties", {}))
+    closed = False in (node.get("additionalProperties"), node.get("unevaluatedProperties"))
+    return [(names, closed)]
 
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
