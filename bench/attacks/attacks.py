@@ -110,11 +110,17 @@ def slow_bodies(port: int, client: Client, count: int = 1000) -> Finding:
         f"by the server within {waited:.1f} s ({dict(answers)})")
 
 
+def human_against(client: Client, level: str) -> tuple[str, str]:
+    """Create a 10-hand game of a human (seat 0) against an AI of `level`; return its id and
+    the human's token."""
+    made = create(client, [{"name": "H", "kind": "human"},
+                           {"name": "AI", "kind": "ai", "level": level}], hands=10).body
+    return made["game_id"], made["seats"][0]["token"]
+
+
 def ai_reply_ms(client: Client, rounds: int) -> list[float]:
     """Play a human against a greedy AI; return ms from each of its moves to the AI's reply."""
-    made = create(client, [{"name": "H", "kind": "human"},
-                           {"name": "G", "kind": "ai", "level": "greedy"}], hands=10).body
-    game_id, token = made["game_id"], made["seats"][0]["token"]
+    game_id, token = human_against(client, "greedy")
     times: list[float] = []
     while len(times) < rounds:
         state = client.call("GET", f"/v1/games/{game_id}", headers=bearer(token)).body
@@ -224,9 +230,7 @@ def full_store(client: Client, store) -> Finding:
 
 def expert_timing(client: Client, turns: int = 30) -> Finding:
     """From the public log's `at` times: how long after its turn began each expert move came."""
-    made = create(client, [{"name": "H", "kind": "human"},
-                           {"name": "X", "kind": "ai", "level": "expert"}], hands=10).body
-    game_id, token = made["game_id"], made["seats"][0]["token"]
+    game_id, token = human_against(client, "expert")
     gaps: list[float] = []
     while len(gaps) < turns:
         state = client.call("GET", f"/v1/games/{game_id}", headers=bearer(token)).body
