@@ -36,8 +36,9 @@ def unicode_text(text: str) -> None:
 
 
 class StrictInt(fields.Integer):
-    """An integer that refuses floats, strings and booleans; with a Range that words its own
-    error, a value of another type gets that error too, so that it says the range."""
+    """An integer as JSON Schema's `integer` reads one (`4.0` is 4): it refuses fractions,
+    strings and booleans; with a Range that words its own error, a value of another type gets
+    that error too, so that it says the range."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
@@ -48,6 +49,8 @@ class StrictInt(fields.Integer):
     def _validated(self, value: Any) -> int:
         if isinstance(value, bool):
             raise self.make_error("invalid")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # the contract's `integer`, which a generated client may send
         return int(super()._validated(value))
 
 

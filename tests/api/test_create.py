@@ -30,6 +30,15 @@ def test_create_fills_in_default_rules_and_level(client):
     assert client.get(f"/v1/games/{game_id}").json["hand_number"] == 1
 
 
+def test_an_integer_sent_with_a_zero_fraction_is_that_integer(client):
+    """`4.0` is the integer 4 to JSON Schema, and so to openapi.yaml's `integer`: an outside
+    fuzzer (schemathesis) sends it as valid data, and a generated client may too."""
+    answer = client.post("/v1/games", json={"players": [HUMAN, HUMAN], "rules": {"hands": 4.0},
+                                            "seed": 7.0})
+    assert answer.status_code == 201, answer.json
+    assert client.get(f"/v1/games/{answer.json['game_id']}").json["rules"]["hands"] == 4
+
+
 def test_the_server_keeps_only_token_hashes(client, redis_client):
     answer = client.post("/v1/games", json={"players": [HUMAN, HUMAN]})
     tokens = [s["token"] for s in answer.json["seats"]]
