@@ -1,0 +1,99 @@
+"""Issue 18, point 7: an outside fuzzer passes. schemathesis' own CLI, run from the project
+root as the README says (`schemathesis run openapi.yaml --url URL --checks all`, with the
+project's schemathesis.toml), against a real `spinner serve`: every check of every phase
+passes, and the stateful phase, following only the links openapi.yaml declares, moves in a
+game it created with that game's seat token and reads a game's export.
+
+Bounded (`-n`, a fixed seed) to about 50 s. The serve lifts the AI-game cap per address
+(`AI_GAMES_PER_CLIENT`), which an outside run trips at its fifth game with AI seats (429,
+documented, and no failure either), so that the stateful phase gets games to play in."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.serve import Serve, own_redis_env
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")
+MOVES = "/v1/games/{game_id}/moves"
+EXPORT = "/v1/games/{game_id}/export"
+TOKEN_REFUSED = {401, 403, 404}  # a move the link gave no real seat token (or game) to
+
+
+@pytest.fixture(scope="module")
+def stateful_steps(tmp_path_factory: pytest.TempPathFactory,
+                   free_port: int) -> Iterator[list[dict[str, Any]]]:
+    """Run the CLI once against a fresh serve; return the stateful phase's steps."""
+    work = tmp_path_factory.mktemp("fuzz")
+    serve = Serve(work / "data", work / "serve.log",
+                  {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000"}, free_port)
+    try:
+        serve.wait_healthy()
+        run = subprocess.run(
+            [SCHEMATHESIS, "run", "openapi.yaml", "--url", serve.url, "--checks", "all",
+             "-n", "40", "--seed", "7", "--report", "ndjson", "--report-dir", str(work)],
+            cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
+    finally:
+        serve.kill()
+    assert run.returncode == 0, run.stdout[-6000:]
+    yield _steps(next(work.glob("*.ndjson")))
+
+
+def _steps(report: Path) -> list[dict[str, Any]]:
+    """Every request the report records, with its phase, checks and answer's status."""
+    steps = []
+    for line in report.read_text().splitlines():
+        scenario = json.loads(line).get("ScenarioFinished")
+        if scenario is None:
+            continue
+        recorder = scenario["recorder"]
+        for case_id, node in recorder.get("cases", {}).items():
+            answer = recorder["interactions"].get(case_id, {}).get("response", {})
+            steps.append({"phase": scenario["phase"], "path": node["value"]["path"],
+                          "method": node["value"]["method"],
+                          "link": (node.get("transition") or {}).get("id"),
+                          "status": answer.get("status_code"),
+                          "checks": recorder.get("checks", {}).get(case_id, [])})
+    return steps
+
+
+@pytest.fixture(scope="module")
+def free_port() -> int:
+    """A loopback port nobody listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_every_check_passes(stateful_steps: list[dict[str, Any]]) -> None:
+    failed = [(s["method"], s["path"], c["name"]) for s in stateful_steps
+              for c in s["checks"] if c["status"] == "failure"]
+    assert not failed
+    assert {s["phase"] for s in stateful_steps} >= {"examples", "coverage", "fuzzing",
+                                                    "stateful"}
+
+
+def test_the_stateful_phase_moves_with_a_seat_token_a_link_handed_on(
+        stateful_steps: list[dict[str, Any]]) -> None:
+    moves = [s for s in stateful_steps if s["phase"] == "stateful" and s["path"] == MOVES
+             and s["link"] is not None and s["status"] not in TOKEN_REFUSED]
+    assert moves, "no move reached a game with its seat's token"
+
+
+def test_the_stateful_phase_reads_the_export_of_a_game_it_made(
+        stateful_steps: list[dict[str, Any]]) -> None:
+    exports = [s for s in stateful_steps if s["phase"] == "stateful" and s["path"] == EXPORT
+               and s["link"] is not None and s["status"] in (200, 409)]
+    assert exports
