@@ -41,7 +41,7 @@ def stateful_steps(tmp_path_factory: pytest.TempPathFactory,
         serve.wait_healthy()
         run = subprocess.run(
             [SCHEMATHESIS, "run", "openapi.yaml", "--url", serve.url, "--checks", "all",
-             "-n", "40", "--seed", "7", "--report", "ndjson", "--report-dir", str(work)],
+             "-n", "20", "--seed", "7", "--report", "ndjson", "--report-dir", str(work)],
             cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     finally:
         serve.kill()
