@@ -79,7 +79,9 @@ def test_a_retried_append_finds_its_own_append_and_returns(
     assert store.read("g1") == events(1, 4)  # exactly once
     assert store.load("g1") == ({"version": 3, "state": {"turn": 1}}, events(4, 4))
     assert json.loads(redis_client.get(IDEM) or "") == json.loads(DONE)
-    assert calls(redis_client, "xadd") == 2 and calls(redis_client, "set") == 2  # first run
+    # the first run's two XADDs only: a run again past the append-id check would add them
+    # again (SETs are not counted: any live store's holder heartbeat SETs on this server)
+    assert calls(redis_client, "xadd") == 2
 
 
 def test_a_retried_append_finds_another_writers_append_and_raises(
