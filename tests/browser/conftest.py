@@ -27,6 +27,8 @@ SCREENSHOTS = Path(__file__).parent / "screenshots"
 """Where the tests save what they saw (gitignored; the README shows docs/screenshot.png)."""
 WAIT_MS = 10_000
 AI_DELAY_S = 0.01
+STREAM_CHECK_S = 0.5
+"""Keep-alive of the streams: a stream whose page has closed ends within this."""
 
 
 @pytest.fixture(scope="session")
@@ -35,15 +37,17 @@ def live(redis_server: str) -> Iterator[str]:
     this process) with a real rq worker beside it, on the session's real Redis; AI turns
     quick and the AI-game cap lifted, for this session's many games from one address."""
     settings = Settings(redis_url=redis_server, ai_min_delay_s=AI_DELAY_S,
-                        ai_games_per_client=100)
+                        ai_games_per_client=100, stream_keepalive_s=STREAM_CHECK_S)
     worker = WorkerProcess(redis_server, AI_MIN_DELAY_S=str(AI_DELAY_S))
     server = make_server("127.0.0.1", 0, create_app(services=build(settings)), threaded=True)
+    server.daemon_threads = False  # server_close() waits for each stream to see its page gone
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
+        server.server_close()
         worker.stop()
 
 

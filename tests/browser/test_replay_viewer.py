@@ -120,9 +120,11 @@ def test_an_unfinished_game_has_no_replay_yet(page: Page, live: str, console: Co
     assert console.unexpected("status of 409") == []
 
 
-def test_the_canonical_json_is_pythons(page: Page, live: str) -> None:
-    """The page's canonical JSON of awkward text is the service's, byte for byte."""
+def test_the_canonical_json_is_pythons(page: Page, live: str, console: Console) -> None:
+    """The page's canonical JSON of awkward text is the service's, byte for byte (on the
+    rules page, which draws docs/RULES.md)."""
     page.goto(f"{live}/rules")
+    expect(page.locator("#rulebook h2").first).to_have_text("The tiles")
     value = {"b": [NAME, "\u0001\n\t\"\\/\u2028\u007f", -3, 0], "a": {"z": None, "é": True}}
     mine = page.evaluate("""async (value) => {
         const {canonical} = await import("/web/js/verify.js");
@@ -130,3 +132,4 @@ def test_the_canonical_json_is_pythons(page: Page, live: str) -> None:
     }""", value)
     assert mine.encode() == canonical_json(value)
     assert json.loads(mine) == value
+    assert console.errors == []

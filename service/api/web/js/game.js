@@ -4,7 +4,8 @@
 import {call, gamePath, openStream, Problem} from "./api.js";
 import {byId, el, put, sleep} from "./dom.js";
 import {drawLayout} from "./layout.js";
-import {describe, newEndsOf, seatName, showHandEnd, showMatchEnd, showPlayers, showStats} from "./table.js";
+import {buildBoard, describe, newEndsOf, seatName, showHandEnd, showMatchEnd, showPlayers, showStats}
+  from "./table.js";
 import {tileFace, tileName} from "./tiles.js";
 
 const params = new URLSearchParams(location.search);
@@ -21,6 +22,7 @@ const game = {
 
 /** Start the page: the game named in the URL if this tab holds its seat, else the form. */
 function start() {
+  buildBoard(byId("board"));
   byId("new-game").addEventListener("submit", (e) => { e.preventDefault(); create(e.target); });
   byId("draw").addEventListener("click", () => submit({action: "draw"}));
   byId("pass").addEventListener("click", () => submit({action: "pass"}));

@@ -104,7 +104,7 @@ function caption(layout, owed) {
 
 /** The picture's box, centred on the opening double (R12: it lies in the middle). */
 function viewBox(boxes, ends) {
-  let reach = [1, 1];
+  let reach = [5, 3];  // at least this wide and high: a lone tile is not drawn huge
   const see = (x, y) => { reach = [Math.max(reach[0], Math.abs(x)), Math.max(reach[1], Math.abs(y))]; };
   for (const b of boxes) { see(b.x, b.y); see(b.x + b.w, b.y + b.h); }
   for (const [a, d] of ends) see(...add(a, d, 0.5));

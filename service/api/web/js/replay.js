@@ -3,13 +3,14 @@
 import {call, gamePath, Problem} from "./api.js";
 import {byId, put} from "./dom.js";
 import {drawLayout} from "./layout.js";
-import {describe, newEndsOf, showHandEnd, showMatchEnd, showPlayers, showStats} from "./table.js";
+import {buildBoard, describe, newEndsOf, showHandEnd, showMatchEnd, showPlayers, showStats} from "./table.js";
 import {verifyExport} from "./verify.js";
 
 const gameId = decodeURIComponent(location.pathname.split("/").pop());
 const viewer = {events: [], players: [], states: new Map(), at: 1, asked: 0};
 
 async function start() {
+  buildBoard(byId("board"));
   put(byId("game-id"), gameId);
   try {
     viewer.events = (await call("GET", gamePath(gameId, "/export"))).events;

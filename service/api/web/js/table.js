@@ -10,6 +10,16 @@ export function seatName(players, seat, me = null) {
   return player ? player.name : `seat ${seat}`;
 }
 
+/** Build the board both pages show into `box`: the stats, the seats, the layout's figure. */
+export function buildBoard(box) {
+  const stat = (name, id) => el("div", {}, el("dt", {}, name), el("dd", {id}));
+  put(box,
+    el("dl", {class: "stats"}, stat("Hand", "hand-number"), stat("Opening double", "opening-double"),
+      stat("Boneyard", "boneyard"), stat("Version", "version")),
+    el("div", {id: "players", class: "players"}),
+    el("figure", {class: "layout"}, el("div", {id: "layout"}), el("figcaption", {id: "layout-caption"})));
+}
+
 /** Fill the stats (hand number, opening double, boneyard, version) from a state. */
 export function showStats(state) {
   put(byId("hand-number"), state.hand_number === null ? "–"
