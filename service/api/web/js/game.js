@@ -102,6 +102,7 @@ async function listen() {
 
 function arrived(event) {
   if (event.seq <= game.received) return;
+  game.latest = Math.max(game.latest, event.seq);
   if (event.seq === game.received + 1) {
     record([event]);
     game.queue.push(event);
