@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from service.game import events as ev
 from service.rules.hand import Hand
@@ -75,7 +75,19 @@ class GameState:
         return state
 
 
-def _game_created(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+class Record(Protocol):
+    """What every variant's state keeps of a match, which the shared handlers fold."""
+
+    players: list[dict[str, Any]]
+    rules: dict[str, Any]
+    totals: list[int]
+    scores: list[dict[str, Any]]
+    winners: list[int]
+    status: str
+    hand_over: bool
+
+
+def _game_created(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.players = [dict(p) for p in data["players"]]
     state.rules = dict(data["rules"])
     state.totals = [0] * len(state.players)
@@ -113,14 +125,14 @@ def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any])
     (state.hand or _no_hand()).lift_obligations()
 
 
-def _hand_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _hand_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     keys = ("hand_number", "points", "winner", "ended_by")
     state.scores.append({k: data[k] for k in keys})
     state.totals = [t + p for t, p in zip(state.totals, data["points"], strict=True)]
     state.hand_over = True
 
 
-def _game_ended(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _game_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.winners = list(data["winners"])
     state.status = "finished"
 
@@ -136,6 +148,12 @@ _APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {
     ev.OBLIGATION_LIFTED: _obligation_lifted, ev.HAND_ENDED: _hand_ended,
     ev.GAME_ENDED: _game_ended,
 }
+
+
+SHARED_FOLD: dict[str, Callable[[Record, int | None, dict[str, Any]], None]] = {
+    ev.GAME_CREATED: _game_created, ev.HAND_ENDED: _hand_ended, ev.GAME_ENDED: _game_ended,
+}
+"""The events every variant folds alike: the match's creation, each hand's end, its end."""
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:

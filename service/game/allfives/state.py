@@ -1,0 +1,142 @@
+"""An All Fives match and its fold: the same events as Spinner's, plus `leader_drawn`, with
+the points of each play and of each hand's end added to the running totals (F15, F16)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from service.game import events as ev
+from service.game.state import SHARED_FOLD
+from service.rules.allfives.hand import FivesHand
+from service.rules.tiles import Tile
+
+LEADER_DRAWN: Final = "leader_drawn"
+"""F4: the tile each seat drew to choose the first leader (`tiles`, by seat); public."""
+
+
+class FivesState:
+    """Everything the log says about one All Fives match; built only by `evolve`.
+
+    Its fields are a Spinner `GameState`'s, so that what reads a state reads both.
+    """
+
+    __slots__ = ("players", "rules", "version", "last_hash", "hand", "hand_seq", "totals",
+                 "scores", "winners", "status", "hand_over")
+
+    def __init__(self) -> None:
+        self.players: list[dict[str, Any]] = []
+        self.rules: dict[str, Any] = {}
+        self.version = 0
+        self.last_hash = ev.GENESIS
+        self.hand: FivesHand | None = None
+        self.hand_seq = 0
+        self.totals: list[int] = []  # running: every play's points as it is made (F10)
+        self.scores: list[dict[str, Any]] = []
+        self.winners: list[int] = []
+        self.status = "playing"
+        self.hand_over = False
+
+    @property
+    def seats(self) -> int:
+        """The number of seats (F2)."""
+        return len(self.players)
+
+    @property
+    def target(self) -> int:
+        """The total that wins the match (F15)."""
+        return int(self.rules["target"])
+
+    @property
+    def turn(self) -> int | None:
+        """The seat to move, or None between hands and once the match has ended."""
+        if self.status != "playing" or self.hand is None or self.hand_over:
+            return None
+        return self.hand.turn
+
+    def clone(self) -> FivesState:
+        """Return an independent copy: what `evolve` changes in place is copied."""
+        other = FivesState.__new__(FivesState)
+        for name in FivesState.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.hand = self.hand.clone() if self.hand else None
+        other.totals, other.scores = list(self.totals), list(self.scores)
+        return other
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the state as plain data, for snapshots and comparisons."""
+        return {
+            "players": self.players, "rules": self.rules, "version": self.version,
+            "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
+            "hand_seq": self.hand_seq, "totals": list(self.totals),
+            "scores": list(self.scores), "winners": list(self.winners), "status": self.status,
+            "hand_over": self.hand_over,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FivesState:
+        """Rebuild a state from `to_dict` output."""
+        state = cls()
+        state.players, state.rules = data["players"], data["rules"]
+        state.version, state.last_hash = data["version"], data["last_hash"]
+        state.hand = FivesHand.from_dict(data["hand"]) if data["hand"] else None
+        state.hand_seq, state.hand_over = data["hand_seq"], data["hand_over"]
+        state.totals, state.scores = list(data["totals"]), list(data["scores"])
+        state.winners, state.status = list(data["winners"]), data["status"]
+        return state
+
+
+def _hand(state: FivesState) -> FivesHand:
+    if state.hand is None:
+        raise ValueError("no hand has started")
+    return state.hand
+
+
+def _leader_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    """The draw is on the record; its outcome is the first `hand_started`'s leader (F4)."""
+
+
+def _hand_started(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    deck = list(map(Tile.parse, data["deck"]))
+    state.hand = FivesHand.deal(data["hand_number"], deck, data["leader"], state.seats)
+    state.hand_seq = state.version + 1
+    state.hand_over = False
+
+
+def _tile_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_draw(seat, Tile.parse(data["tile"]))
+
+
+def _tile_played(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_play(seat, Tile.parse(data["tile"]), data["end"], data["expose"],
+                            data["new_ends"])
+    state.totals[seat] += data["points"]
+
+
+def _passed(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_pass(seat)
+
+
+_APPLY: dict[str, Callable[[FivesState, int | None, dict[str, Any]], None]] = {
+    **SHARED_FOLD, LEADER_DRAWN: _leader_drawn, ev.HAND_STARTED: _hand_started,
+    ev.TILE_DRAWN: _tile_drawn, ev.TILE_PLAYED: _tile_played, ev.PASSED: _passed,
+}
+
+
+def evolve(state: FivesState, event: ev.Event) -> FivesState:
+    """Apply one recorded event to the state and return it (one branch per event type)."""
+    _APPLY[event["type"]](state, event.get("seat"), event["data"])
+    state.version += 1
+    state.last_hash = event.get("hash", state.last_hash)
+    return state
+
+
+def replay(events: Iterable[ev.Event], state: FivesState | None = None) -> FivesState:
+    """Fold `events` into `state` (a fresh match by default): the same events, the same state."""
+    state = state if state is not None else FivesState()
+    for event in events:
+        evolve(state, event)
+    return state
