@@ -51,12 +51,12 @@ def pick(rng: Rng, options: Sequence[T]) -> T:
     return options[int(rng.random() * len(options))]
 
 
-def shuffler(rng: Rng) -> Shuffle:
-    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck (R5), with
-    no salt: a simulation commits to nothing."""
+def shuffler(rng: Rng, tiles: Sequence[Tile] = TILES) -> Shuffle:
+    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck of `tiles`
+    (R5; All Fives passes its 28, F3), with no salt: a simulation commits to nothing."""
     def shuffle(number: int) -> Shuffled:
-        keys = [rng.random() for _ in TILES]  # uniform: 53-bit random keys do not tie
-        return Shuffled([TILES[i] for i in sorted(range(len(TILES)), key=keys.__getitem__)])
+        keys = [rng.random() for _ in tiles]  # uniform: 53-bit random keys do not tie
+        return Shuffled([tiles[i] for i in sorted(range(len(tiles)), key=keys.__getitem__)])
     return shuffle
 
 
