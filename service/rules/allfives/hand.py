@@ -116,8 +116,10 @@ class FivesHand:
         """A tile covers `end`; a spinner's last long end shows the double whole, and once
         both are covered its narrow sides open (F8, F9)."""
         del self.ends[end], self.shows[end]
-        if end not in self.long_ends:
-            return
+        if self.long_ends and end in self.long_ends:
+            self._cover_long_end(end)
+
+    def _cover_long_end(self, end: str) -> None:
         self.long_ends.remove(end)
         assert self.spinner is not None
         if self.long_ends:

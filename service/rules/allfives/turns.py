@@ -33,7 +33,9 @@ def legal_moves(hand: FivesHand, seat: int) -> list[Move]:
     held = hand.tiles[seat]
     if not hand.layout:  # F6: any tile leads, alone in the middle
         return [Move("play", tile, None, None) for tile in held]
-    ends, mask = hand.ends, _end_values(hand)
+    ends, mask = hand.ends, 0
+    for value in ends.values():  # _end_values, inlined: this path is hot
+        mask |= 1 << value
     plays: list[Move] = []
     for tile in held:
         if PLAYABLE_ON[tile.index] & mask:
