@@ -19,35 +19,39 @@ import json
 import os
 import random
 import time
+from dataclasses import replace
 from functools import partial
 from multiprocessing import Pool
 from typing import Any
 
 from bench.ai import Pairing, Result, summarize
+from bench.ai import plan as spinner_plan
 from service.rules.moves import Move
-from tests.support.arena import FivesPlayer, play_fives_ai_match
+from tests.support.arena import Player, play_ai_match
 from workers.ai.allfives import choose_fives_move
-from workers.ai.allfives.view import FivesView
+from workers.ai.allfives.view import FivesView, fives_view
 
 TARGET = 150
 
 
+DEALS = {True: (40, 6, 2), False: (300, 60, 16)}
+"""Deals of each of `bench.ai`'s pairings, quick and full: All Fives matches are longer."""
+
+
 def plan(quick: bool) -> list[Pairing]:
-    """Return the pairings to play (`hands`: unused, a match runs to the target)."""
-    if quick:
-        return [Pairing("greedy_vs_random", "greedy", "random", 2, 40, 0),
-                Pairing("expert_vs_greedy", "expert", "greedy", 2, 6, 0),
-                Pairing("expert_4p", "expert", "greedy", 4, 2, 0)]
-    return [Pairing("greedy_vs_random", "greedy", "random", 2, 300, 0),
-            Pairing("expert_vs_greedy", "expert", "greedy", 2, 60, 0),
-            Pairing("expert_4p", "expert", "greedy", 4, 16, 0)]
+    """Return `bench.ai`'s pairings with All Fives' numbers of deals (`hands` is unused: a
+    match runs to the target)."""
+    return [replace(pairing, deals=deals)
+            for pairing, deals in zip(spinner_plan(quick), DEALS[quick], strict=True)]
 
 
-def player(level: str, budget_s: float) -> FivesPlayer:
+def player(level: str, budget_s: float) -> Player:
     """Return an All Fives player of `level` that searches `budget_s` seconds a move."""
-    def play(view: FivesView, rng: random.Random) -> Move:
-        return choose_fives_move(level, view, rng, budget_s)
-    return play
+    return partial(_choose, level, budget_s)
+
+
+def _choose(level: str, budget_s: float, view: FivesView, rng: random.Random) -> Move:
+    return choose_fives_move(level, view, rng, budget_s)
 
 
 def play_deal(pairing: Pairing, budget_s: float, seed: int) -> list[Result]:
@@ -56,7 +60,8 @@ def play_deal(pairing: Pairing, budget_s: float, seed: int) -> list[Result]:
     for hero in range(pairing.seats):
         players = [player(pairing.villain, budget_s)] * pairing.seats
         players[hero] = player(pairing.hero, budget_s)
-        state, _ = play_fives_ai_match(players, TARGET, seed, random.Random(f"{seed}:{hero}"))
+        state, _ = play_ai_match(players, {"variant": "all_fives", "target": TARGET}, seed,
+                                 random.Random(f"{seed}:{hero}"), fives_view)
         hands = len(state.scores)
         others = (sum(state.totals) - state.totals[hero]) / (pairing.seats - 1)
         results.append(((seed, 0), state.winners == [hero], state.totals[hero] / hands,

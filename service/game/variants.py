@@ -13,22 +13,27 @@ from service.game import commands
 from service.game import events as ev
 from service.game.allfives import commands as fives
 from service.rules.allfives.tiles import FIVES_SET
+from service.rules.allfives.turns import legal_moves as fives_legal_moves
+from service.rules.moves import Move
 from service.rules.tiles import TILES, Tile
+from service.rules.turns import legal_moves
 
 DEFAULT: Final = "spinner"
 
 
 class Variant(NamedTuple):
-    """One rule set: its tiles, and the commands that create a match and make a move."""
+    """One rule set: its tiles, the commands that create a match and make a move, and the
+    moves a seat may make in a hand."""
 
     tiles: tuple[Tile, ...]
     create_game: Callable[..., tuple[Any, list[ev.Event]]]
     make_move: Callable[..., list[ev.Event]]
+    legal_moves: Callable[[Any, int], list[Move]]
 
 
-VARIANTS: Final[Mapping[str, Variant]] = {
-    "spinner": Variant(TILES, commands.create_game, commands.make_move),  # RULES.md
-    "all_fives": Variant(FIVES_SET, fives.create_game, fives.make_move),  # ALLFIVES.md
+VARIANTS: Final[Mapping[str, Variant]] = {  # RULES.md, ALLFIVES.md
+    "spinner": Variant(TILES, commands.create_game, commands.make_move, legal_moves),
+    "all_fives": Variant(FIVES_SET, fives.create_game, fives.make_move, fives_legal_moves),
 }
 
 

@@ -11,29 +11,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from operator import itemgetter
 from typing import Any, Final
 
 from service.game import events as ev
-from service.game.allfives.commands import TARGET, create_game, make_move
+from service.game.allfives.commands import TARGET
 from service.game.allfives.state import FivesState, replay
-from service.game.commands import Shuffle
 from service.rules.allfives.hand import FivesHand
 from service.rules.allfives.scoring import pips, play_points, round_to_five
 from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import check_move, legal_moves
+from service.rules.allfives.turns import check_move
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.outcomes import BLOCKED, DOMINO
 from service.rules.tiles import TILES, Tile
-from tests.support.selfplay import AT, Rng, pick, players, shuffler
+from tests.support.selfplay import Rng, pick, play_random_match
 
 SEATS: Final = (2, 3, 4)
 TARGETS: Final = (150, 50, 500)
 MAX_EVENTS_PER_HAND: Final = 200
 """Far above any real hand: 28 plays, 28 draws and a round of passes."""
-
-_TYPE = itemgetter("type")
 
 
 def fives_rules(target: int) -> dict[str, Any]:
@@ -44,26 +40,10 @@ def fives_rules(target: int) -> dict[str, Any]:
 def play_fives_match(seats: int, target: int, rng: Rng, tally: Counter[str],
                      checker: FivesChecker | None = None, *, sealed: bool = False,
                      ) -> tuple[FivesState, list[ev.Event]]:
-    """Play one match of random legal moves; count its events by type into `tally`."""
-    shuffle: Shuffle = shuffler(rng, FIVES_SET)
-    state, log = create_game(players(seats), fives_rules(target), shuffle, AT, sealed=sealed)
-    if checker:
-        checker.start(log)
-    while state.status == "playing":
-        hand = state.hand
-        assert hand is not None
-        seat = hand.turn
-        moves = legal_moves(hand, seat)
-        if checker:
-            checker.before(hand, seat, moves)
-        new = make_move(state, seat, moves[int(rng.random() * len(moves))], shuffle, AT,
-                        sealed=sealed)
-        log += new
-        if checker:
-            checker.after(state, new)
-    if checker:
-        checker.finish(state, log)
-    tally.update(map(_TYPE, log))
+    """Play one match of random legal moves to `target`; count its events into `tally`."""
+    state, log = play_random_match(seats, fives_rules(target), rng, tally, checker,
+                                   sealed=sealed)
+    assert isinstance(state, FivesState)
     return state, log
 
 
@@ -153,7 +133,7 @@ class FivesChecker:
         if len(self.failures[kind]) < self.keep:
             self.failures[kind].append(message)
 
-    def start(self, log: list[ev.Event]) -> None:
+    def start(self, state: FivesState) -> None:
         """See a new match, its first hand dealt."""
         self.layout, self.events = Layout(), 0
 

@@ -10,7 +10,7 @@ from service.game import events as ev
 from service.game.allfives.commands import create_game, make_move
 from service.rules.allfives.tiles import FIVES_SET
 from service.rules.allfives.turns import check_move, legal_moves
-from tests.support.arena import play_fives_ai_match, seeded
+from tests.support.arena import play_ai_match, seeded
 from tests.support.selfplay import AT
 from workers.ai.allfives import FIVES_STRATEGIES, choose_fives_move, expert, greedy
 from workers.ai.allfives.playout import points_of
@@ -120,7 +120,8 @@ def test_expert_beats_or_ties_greedy_over_a_small_duplicate_sample(seed):
     for hero in (0, 1):
         players = [_player("greedy")] * 2
         players[hero] = _player("expert")
-        state, _ = play_fives_ai_match(players, 50, f"duel:{seed}", random.Random(seed))
+        state, _ = play_ai_match(players, {"variant": "all_fives", "target": 50},
+                                 f"duel:{seed}", random.Random(seed), fives_view)
         wins += state.winners == [hero]
     assert wins >= 1
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from service.game import events as ev
-from service.game.state import SHARED_FOLD
+from service.game.state import SHARED_FOLD, Match, fold
 from service.rules.allfives.hand import FivesHand
 from service.rules.tiles import Tile
 
@@ -15,53 +15,18 @@ LEADER_DRAWN: Final = "leader_drawn"
 """F4: the tile each seat drew to choose the first leader (`tiles`, by seat); public."""
 
 
-class FivesState:
+class FivesState(Match[FivesHand]):
     """Everything the log says about one All Fives match; built only by `evolve`.
 
     Its fields are a Spinner `GameState`'s, so that what reads a state reads both.
     """
 
-    __slots__ = ("players", "rules", "version", "last_hash", "hand", "hand_seq", "totals",
-                 "scores", "winners", "status", "hand_over")
-
-    def __init__(self) -> None:
-        self.players: list[dict[str, Any]] = []
-        self.rules: dict[str, Any] = {}
-        self.version = 0
-        self.last_hash = ev.GENESIS
-        self.hand: FivesHand | None = None
-        self.hand_seq = 0
-        self.totals: list[int] = []  # running: every play's points as it is made (F10)
-        self.scores: list[dict[str, Any]] = []
-        self.winners: list[int] = []
-        self.status = "playing"
-        self.hand_over = False
-
-    @property
-    def seats(self) -> int:
-        """The number of seats (F2)."""
-        return len(self.players)
+    __slots__ = ()
 
     @property
     def target(self) -> int:
         """The total that wins the match (F15)."""
         return int(self.rules["target"])
-
-    @property
-    def turn(self) -> int | None:
-        """The seat to move, or None between hands and once the match has ended."""
-        if self.status != "playing" or self.hand is None or self.hand_over:
-            return None
-        return self.hand.turn
-
-    def clone(self) -> FivesState:
-        """Return an independent copy: what `evolve` changes in place is copied."""
-        other = FivesState.__new__(FivesState)
-        for name in FivesState.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.hand = self.hand.clone() if self.hand else None
-        other.totals, other.scores = list(self.totals), list(self.scores)
-        return other
 
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain data, for snapshots and comparisons."""
@@ -72,18 +37,6 @@ class FivesState:
             "scores": list(self.scores), "winners": list(self.winners), "status": self.status,
             "hand_over": self.hand_over,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FivesState:
-        """Rebuild a state from `to_dict` output."""
-        state = cls()
-        state.players, state.rules = data["players"], data["rules"]
-        state.version, state.last_hash = data["version"], data["last_hash"]
-        state.hand = FivesHand.from_dict(data["hand"]) if data["hand"] else None
-        state.hand_seq, state.hand_over = data["hand_seq"], data["hand_over"]
-        state.totals, state.scores = list(data["totals"]), list(data["scores"])
-        state.winners, state.status = list(data["winners"]), data["status"]
-        return state
 
 
 def _hand(state: FivesState) -> FivesHand:
@@ -128,15 +81,9 @@ _APPLY: dict[str, Callable[[FivesState, int | None, dict[str, Any]], None]] = {
 
 def evolve(state: FivesState, event: ev.Event) -> FivesState:
     """Apply one recorded event to the state and return it (one branch per event type)."""
-    _APPLY[event["type"]](state, event.get("seat"), event["data"])
-    state.version += 1
-    state.last_hash = event.get("hash", state.last_hash)
-    return state
+    return fold(_APPLY, (event,), state)
 
 
 def replay(events: Iterable[ev.Event], state: FivesState | None = None) -> FivesState:
     """Fold `events` into `state` (a fresh match by default): the same events, the same state."""
-    state = state if state is not None else FivesState()
-    for event in events:
-        evolve(state, event)
-    return state
+    return fold(_APPLY, events, FivesState() if state is None else state)

@@ -50,16 +50,19 @@ def check_move(hand: FivesHand, seat: int, move: Move) -> Move:
     """Return the move with its `expose` filled in, or raise the RuleError it breaks."""
     if hand.turn != seat:
         raise OutOfTurn("F2", f"it is seat {hand.turn}'s turn, not seat {seat}'s")
-    if move.action == "play":
-        return _check_play(hand, seat, move)
+    return _check_play(hand, seat, move) if move.action == "play" else _check_no_play(
+        hand, seat, move)
+
+
+def _check_no_play(hand: FivesHand, seat: int, move: Move) -> Move:
+    """A draw or a pass: only with no legal play, a draw while the boneyard lasts (F11)."""
     if not hand.layout:
         raise IllegalMove("F6", "the leader plays first: any tile of its hand")
     if has_play(hand, seat):
         raise IllegalMove("F11", f"no {move.action} while you have a legal play")
-    if move.action == "draw" and not hand.boneyard:
-        raise IllegalMove("F11", "the boneyard is empty; pass instead")
-    if move.action == "pass" and hand.boneyard:
-        raise IllegalMove("F11", "you have no play, so you must draw before passing")
+    if (move.action == "draw") != bool(hand.boneyard):
+        raise IllegalMove("F11", "the boneyard is empty; pass instead" if move.action == "draw"
+                          else "you have no play, so you must draw before passing")
     return move
 
 
