@@ -54,6 +54,21 @@ class FivesHand:
         return hand
 
     @property
+    def opening_double(self) -> None:
+        """None: All Fives opens with any tile (F6, F16)."""
+        return None
+
+    @property
+    def obligations(self) -> tuple[str, ...]:
+        """None owed: any open end takes a play (F16)."""
+        return ()
+
+    @property
+    def awaiting_server(self) -> bool:
+        """False: a hand's end and the next deal come with the move that ends it."""
+        return False
+
+    @property
     def count(self) -> int:
         """The pips the open ends show now (F9)."""
         return sum(self.shows.values())
