@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.game import events as ev
-from service.game.commands import create_game, make_move
+from service.game.allfives.state import LEADER_DRAWN
 from service.game.fairness import Shuffled, commitment_holds
+from service.game.variants import variant_of
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
-from service.rules.tiles import TILES, Tile
+from service.rules.tiles import Tile
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
 
@@ -53,19 +54,24 @@ class _Checker:
         if broken is not None:  # API.md "Fair shuffles"
             return Finding(broken["seq"], f"hand {broken['data']['hand_number']}'s deck and "
                                           "salt do not match its commitment")
-        decks = {e["data"]["hand_number"]: Shuffled(_deck(e), e["data"].get("salt"))
-                 for e in started}
         first = self.events[0]
-        state, produced = create_game(first["data"]["players"], first["data"]["rules"],
-                                      decks.__getitem__, first["at"])
+        variant = variant_of(first["data"]["rules"])
+        decks = {e["data"]["hand_number"]: Shuffled(_deck(e, variant.tiles),
+                                                     e["data"].get("salt"))
+                 for e in started}
+        for drawn in (e for e in self.events if e["type"] == LEADER_DRAWN):  # ALLFIVES.md F4
+            decks[0] = Shuffled(_deck(drawn, variant.tiles, "tiles"))
+        state, produced = variant.create_game(first["data"]["players"],
+                                              first["data"]["rules"], decks.__getitem__,
+                                              first["at"])
         finding = self._compare(produced)
         while finding is None and self.pos < len(self.events):
             event = self.events[self.pos]
             if state.status == "finished" or event["type"] not in ACTIONS:
                 return Finding(event["seq"], f"{event['type']} does not follow from the log")
             try:
-                produced = make_move(state, event["seat"], _move(event), decks.__getitem__,
-                                     event["at"])
+                produced = variant.make_move(state, event["seat"], _move(event),
+                                             decks.__getitem__, event["at"])
             except RuleError as error:
                 return Finding(event["seq"], f"an illegal move ({error.detail})")
             finding = self._compare(produced)
@@ -85,10 +91,14 @@ class _Checker:
         return None
 
 
-def _deck(event: ev.Event) -> list[Tile]:
-    deck = [Tile.parse(t) for t in event["data"]["deck"]]
-    if sorted(t.index for t in deck) != list(range(len(TILES))):
-        raise ValueError(f"hand {event['data']['hand_number']}'s deck is not the 66 tiles")
+def _deck(event: ev.Event, tiles: Sequence[Tile], key: str = "deck") -> list[Tile]:
+    """The event's deck: all of the variant's `tiles` once each (R5, F3); a leader draw's
+    `tiles`: some of them, once each (F4)."""
+    deck = [Tile.parse(t) for t in event["data"][key]]
+    indexes = sorted(t.index for t in deck)
+    if not set(deck) <= set(tiles) or len(set(indexes)) != len(deck) or (
+            key == "deck" and len(deck) != len(tiles)):
+        raise ValueError(f"event {event['seq']}'s {key} is not of the {len(tiles)} tiles")
     return deck
 
 
