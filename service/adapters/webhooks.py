@@ -103,10 +103,12 @@ class RqNotifier:
 
     def _post(self, target: Target, headers: dict[str, str], payload: str) -> int:
         """POST to the target's checked address; return the answer's status (a redirect is
-        not followed); DeliveryFailed if no answer came."""
-        connection = pinned(target)
+        not followed); DeliveryFailed if no answer's head came within TIMEOUT_S in all."""
+        connection, deadline = pinned(target), time.monotonic() + TIMEOUT_S
         try:
             connection.request("POST", target.path, body=payload.encode(), headers=headers)
+            if connection.sock is not None:  # the rest of the time, for the answer's head
+                connection.sock.settimeout(max(0.001, deadline - time.monotonic()))
             return connection.getresponse().status
         except (OSError, http.client.HTTPException) as error:  # refused, timed out, TLS
             metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()

@@ -20,6 +20,7 @@ from rq import Queue
 from rq.job import Job, JobStatus
 from standardwebhooks.webhooks import Webhook
 
+from service.adapters import webhooks
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.adapters.webhooks import QUEUE_NAME, DeliveryFailed
@@ -145,22 +146,41 @@ def test_a_receiver_answering_500_twice_gets_it_three_times_under_one_id(
 
 
 def test_a_redirect_is_a_failed_try_not_followed_and_counted(redis_url, redis_client):
-    services = build(Settings(redis_url=redis_url, webhooks_allow_private=True))
-    before = rejected_tries()
+    before = tries("rejected")
     with Receiver(statuses=[302]) as receiver:
-        game_id, _, _ = create(create_app({"TESTING": True}, services=services).test_client(),
-                               receiver.url())
-        payload = Queue(QUEUE_NAME, connection=redis_client).jobs[0].args[2]
         with pytest.raises(DeliveryFailed, match="answered 302"):
-            services.notifier.deliver(game_id, "msg_x", payload, time.time())
+            try_once(redis_url, receiver)
         assert len(receiver.received) == 1
-    assert rejected_tries() == before + 1
+    assert tries("rejected") == before + 1
 
 
-def rejected_tries() -> float:
-    """The count of tries a receiver answered with no 2xx, in this process."""
+def test_a_try_without_an_answer_in_time_fails_and_is_counted(
+        redis_url, redis_client, monkeypatch):
+    monkeypatch.setattr(webhooks, "TIMEOUT_S", 0.3)  # 5 s in service
+    before = tries("no_answer")
+    with Receiver(hang=True) as receiver:
+        started = time.monotonic()
+        with pytest.raises(DeliveryFailed, match="no answer"):
+            try_once(redis_url, receiver)
+        assert time.monotonic() - started < 3  # the answer's deadline, not the receiver's
+        assert len(receiver.received) == 1
+    assert tries("no_answer") == before + 1
+
+
+def try_once(redis_url: str, receiver: Receiver) -> None:
+    """Create a game notified at the receiver and make one try of its first notification
+    in this process (no worker)."""
+    services = build(Settings(redis_url=redis_url, webhooks_allow_private=True))
+    game_id, _, _ = create(create_app({"TESTING": True}, services=services).test_client(),
+                           receiver.url())
+    job = services.notifier.queue.jobs[0]
+    services.notifier.deliver(game_id, job.id, job.args[2], time.time())
+
+
+def tries(outcome: str) -> float:
+    """The count of tries of that outcome in this process."""
     return REGISTRY.get_sample_value("spinner_webhook_deliveries_total",
-                                     {"outcome": "rejected"}) or 0.0
+                                     {"outcome": outcome}) or 0.0
 
 
 def test_a_receiver_that_never_answers_slows_no_move(client, worker):
