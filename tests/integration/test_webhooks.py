@@ -187,17 +187,19 @@ def test_a_receiver_that_never_answers_slows_no_move(client, worker):
     with Receiver(hang=True) as receiver:
         game_id, tokens, _ = create(client, receiver.url(), seed=9)
         assert wait_until(lambda: receiver.received, 10)  # a try is hanging from now on
-        started = time.monotonic()
+        slowest = 0.0
         for _ in range(12):
             state = client.get(f"/v1/games/{game_id}").json
             seat = state["turn"]
             mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[seat])).json
+            started = time.monotonic()
             moved = client.post(f"/v1/games/{game_id}/moves", json=mine["legal_moves"][0],
                                 headers=auth(tokens[seat]))
+            slowest = max(slowest, time.monotonic() - started)
             assert moved.status_code == 200
-        # generous: one move waiting on one try would take its 5 s timeout
-        assert time.monotonic() - started < 5.0
-        assert len(receiver.received) == 1  # still held, unanswered, while the moves went on
+        # generous: a move that waited on a try would wait for its 5 s timeout
+        assert slowest < 4.0
+        assert receiver.received and not receiver.released.is_set()  # tries held meanwhile
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/x", "https://127.0.0.1/x",
