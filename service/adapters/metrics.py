@@ -38,7 +38,8 @@ WEBHOOK_DELIVERIES = Counter(
     "spinner_webhook_deliveries",
     "Tries to deliver a notification (webhook), by outcome: delivered (a 2xx), rejected (any "
     "other answer, a redirect too), no_answer (refused, timed out, TLS failed), blocked (its "
-    "URL resolved to an address that is not public), not_queued (its job could not be queued)",
+    "host did not resolve, or resolved to an address that is not public), not_queued (its "
+    "job could not be queued)",
     ["outcome"])
 WEBHOOK_SECONDS = Histogram(
     "spinner_webhook_delivery_seconds",
