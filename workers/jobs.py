@@ -57,3 +57,8 @@ def take_ai_turn(game_id: str, version: int) -> bool:
         return choose_move(kind, seat_view(state, seat, hand_log), rng, budget_s)
 
     return services().games.ai_turn(game_id, version, choose, pace)
+
+
+def deliver_notification(game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
+    """Make one try to deliver a notification of the game (rq retries a failed one)."""
+    services().notifier.deliver(game_id, webhook_id, payload, made_at)

@@ -8,13 +8,14 @@ import time
 from collections.abc import Callable, Sequence
 
 import redis
-from rq import SimpleWorker
+from rq import Queue, SimpleWorker
 from rq.scheduler import RQScheduler
 
 from service.adapters import logs
 from service.adapters.bootstrap import connect
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
+from service.adapters.webhooks import QUEUE_NAME as NOTIFICATIONS
 from service.usecases.ai_turns import EXPERT, FAST
 from service.usecases.ports import StoreUnavailable
 from workers.jobs import services
@@ -24,7 +25,8 @@ READY_POLL_S = 0.5
 
 
 class TurnWorker(SimpleWorker):
-    """rq's in-process worker of some lanes (the fast one first) that, every `every_s`
+    """rq's in-process worker of some lanes (the fast one first), then of the notifications
+    (webhook deliveries), that, every `every_s`
     seconds (idle too: it waits for a job no longer than that), starts rq's scheduler process
     again if it died (it dies on a Redis error, and retries wait on it), sweeps the queues
     for lost AI turns and queues the deferred turns that fit under their clients' caps
@@ -36,7 +38,9 @@ class TurnWorker(SimpleWorker):
     def __init__(self, turns: RqTurnQueue, every_s: float, lanes: Sequence[str] = (FAST, EXPERT),
                  drain: Callable[[], int] = lambda: 0) -> None:
         self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
-        super().__init__([turns.lanes[lane] for lane in lanes], connection=turns.connection)
+        queues = [turns.lanes[lane] for lane in lanes]
+        super().__init__([*queues, Queue(NOTIFICATIONS, connection=turns.connection)],
+                         connection=turns.connection)
         self.turns = turns
         self.drain = drain
         self.swept_at: float | None = None
@@ -79,7 +83,7 @@ def _running(scheduler: RQScheduler) -> bool:
 
 
 def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT)) -> None:
-    """Work the AI turn queues of `lanes` until the worker is told to stop."""
+    """Work the AI turn queues of `lanes`, then the notifications, until told to stop."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     wait_for_redis(connection)

@@ -18,6 +18,7 @@ from service.adapters.rate_counter import RedisRateCounter
 from service.adapters.redis_store import NOT_NOW, RedisEventStore
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
+from service.adapters.webhooks import RqNotifier
 from service.usecases.ai_caps import AiCaps, Limits
 from service.usecases.decks import Dealer
 from service.usecases.games import Games
@@ -32,6 +33,7 @@ class Services:
     queue: RqTurnQueue
     games: Games
     rate_counter: RedisRateCounter
+    notifier: RqNotifier
 
     def unavailable(self) -> str | None:
         """Name the part that cannot serve now, `store` (it cannot take writes), `full` (the
@@ -79,8 +81,8 @@ def connect_store(url: str) -> redis.Redis:
 
 
 def build(settings: Settings) -> Services:
-    """Wire the store, the queue and the clock; nothing connects until first used (but a
-    cluster store's client, which reads the slot map as it is made)."""
+    """Wire the store, the queues (AI turns, notifications) and the clock; nothing connects
+    until first used (but a cluster store's client, which reads the slot map as it is made)."""
     if not settings.redis_url:
         raise RuntimeError("REDIS_URL is not set: run `spinner serve`, or point it at a Redis")
     if settings.redis_url.startswith(CLUSTER_SCHEME) and not settings.queue_redis_url:
@@ -92,8 +94,10 @@ def build(settings: Settings) -> Services:
     queue_conn = connect(settings.queue_redis_url or settings.redis_url)
     queue = RqTurnQueue(queue_conn, settings)
     dealer = Dealer(settings.seeded_games, DeckSecret(client, settings.deck_secret))
-    games = Games(store, queue, utc_now, PrometheusMeter(), dealer, ai_caps(settings, queue_conn))
-    return Services(settings, store, queue, games, RedisRateCounter(store))
+    notifier = RqNotifier(queue_conn, store, settings)
+    games = Games(store, queue, utc_now, PrometheusMeter(), dealer, ai_caps(settings, queue_conn),
+                  notifier)
+    return Services(settings, store, queue, games, RedisRateCounter(store), notifier)
 
 
 def ai_caps(settings: Settings, queue_conn: redis.Redis) -> AiCaps:

@@ -34,6 +34,17 @@ TURNS_NOT_QUEUED = Counter("spinner_ai_turns_not_queued",
 REPLAY_SECONDS = Histogram("spinner_replay_seconds",
                            "Time to load a game and replay it from its latest snapshot",
                            buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+WEBHOOK_DELIVERIES = Counter(
+    "spinner_webhook_deliveries",
+    "Tries to deliver a notification (webhook), by outcome: delivered (a 2xx), rejected (any "
+    "other answer, a redirect too), no_answer (refused, timed out, TLS failed), blocked (its "
+    "host did not resolve, or resolved to an address that is not public), not_queued (its "
+    "job could not be queued)",
+    ["outcome"])
+WEBHOOK_SECONDS = Histogram(
+    "spinner_webhook_delivery_seconds",
+    "Time from a notification's append to its delivery (a 2xx answer), retries included",
+    buckets=(.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200))
 
 
 class PrometheusMeter:

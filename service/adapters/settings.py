@@ -65,6 +65,10 @@ class Settings:
     # off: a seed is ignored and every deck comes from the system's CSPRNG
     deck_secret: str = ""  # the server secret seeded decks are derived from; empty: one made
     # once at random and kept in the store's Redis, shared by every process
+    webhooks_allow_private: bool = False  # let games' notify URLs be `http` and loopback,
+    # private or link-local addresses (local use and tests); off: https to public ones only
+    webhook_retry_s: str = "5,30,120,600,1800"  # seconds before each retry of a notification
+    # not delivered (comma-separated integers): 6 tries over 42.5 minutes
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -41,22 +41,26 @@ def read_state_answer(view: View) -> Response:
 
 
 def created_answer(game_id: str, version: int, players: list[dict[str, Any]],
-                   tokens: dict[int, str]) -> dict[str, Any]:
-    """Return the answer to `POST /v1/games` (CreatedOut's shape): each human seat's token,
-    shown once; `players` as CreateGameIn loads them (PlayerIn's keys, in its order)."""
+                   tokens: dict[int, str],
+                   notify: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return the answer to `POST /v1/games` (CreatedOut's shape): each human seat's token
+    and the notifications' secret, shown once; `players` as CreateGameIn loads them
+    (PlayerIn's keys, in its order)."""
     seats = [{"seat": s, **p, **({"token": tokens[s]} if s in tokens else {})}
              for s, p in enumerate(players)]
-    return {"game_id": game_id, "version": version, "seats": seats}
+    shown = {} if notify is None else {"notify": notify}
+    return {"game_id": game_id, "version": version, "seats": seats, **shown}
 
 
 @bp.post("/games")
 def create_game() -> Response:
     """Create a game; the answer shows each human seat's token once."""
     body = req.load_body(_create_in)
-    created = games().create(body["players"], body["rules"], body["seed"], asking_client())
+    created = games().create(body["players"], body["rules"], body["seed"], asking_client(),
+                             body["notify"])
     location = url_for("games.get_game", game_id=created.game_id)
     return answer(created_answer(created.game_id, created.state.version, body["players"],
-                                 created.tokens), 201, {"Location": location})
+                                 created.tokens, created.notify), 201, {"Location": location})
 
 
 @bp.get("/games/<game_id>")

@@ -84,12 +84,20 @@ class RulesIn(Schema):
         OPENING_RULES, error=f"the opening is {' or '.join(OPENING_RULES)} (R9)"))
 
 
+class NotifyIn(Schema):
+    """Where a game's turn notifications (webhooks) go: an https URL (API.md "Lifecycle")."""
+
+    url = fields.String(required=True, validate=[validate.Length(1, 2048), unicode_text])
+
+
 class CreateGameIn(Schema):
-    """`POST /v1/games`: 2 to 8 players (R4), the rules and an optional seed."""
+    """`POST /v1/games`: 2 to 8 players (R4), the rules, an optional seed and an optional
+    URL for turn notifications."""
 
     players = fields.List(fields.Nested(PlayerIn), required=True)
     rules = fields.Nested(RulesIn, load_default=None)
     seed = StrictInt(allow_none=True, load_default=None)
+    notify = fields.Nested(NotifyIn, load_default=None)
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _two_to_eight_players(self, _data: dict[str, Any], original: Any, **_: Any) -> None:
@@ -152,12 +160,20 @@ class SeatOut(Schema):
     token = fields.String()
 
 
+class NotifyOut(Schema):
+    """The creation's `notify`, with the secret that signs its notifications (shown once)."""
+
+    url = fields.String()
+    secret = fields.String()
+
+
 class CreatedOut(Schema):
-    """The answer to `POST /v1/games`."""
+    """The answer to `POST /v1/games`; `notify` only for a game created with one."""
 
     game_id = fields.String()
     version = fields.Integer()
     seats = fields.List(fields.Nested(SeatOut))
+    notify = fields.Nested(NotifyOut)
 
 
 class PlayerOut(Schema):

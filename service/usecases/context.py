@@ -10,7 +10,7 @@ from service.game.state import GameState
 from service.usecases.ai_caps import AiCaps
 from service.usecases.cache import Lru, Versioned
 from service.usecases.decks import Dealer
-from service.usecases.ports import EventStore, Meter, NoMeter, TurnQueue
+from service.usecases.ports import EventStore, Meter, NoMeter, NoNotifier, Notifier, TurnQueue
 
 if TYPE_CHECKING:  # the modules that build these values use this one
     from service.usecases.seat_views import Table
@@ -22,8 +22,8 @@ CACHED_GAMES = 1024
 
 @dataclass(eq=False)
 class Context:
-    """The event store, the turn queue, the clock, the meter, the dealer and the AI caps,
-    and what a process keeps."""
+    """The event store, the turn queue, the clock, the meter, the dealer, the AI caps and the
+    notifier, and what a process keeps."""
 
     store: EventStore
     queue: TurnQueue
@@ -31,6 +31,7 @@ class Context:
     meter: Meter = field(default_factory=NoMeter)
     dealer: Dealer = field(default_factory=Dealer)
     caps: AiCaps = field(default_factory=AiCaps)
+    notifier: Notifier = field(default_factory=NoNotifier)
     states: Lru[GameState] = field(default_factory=lambda: Lru(CACHED_GAMES))
     """Each state is lent to one request at a time (`loading.load`, `loading.keep`)."""
     metas: Lru[Meta] = field(default_factory=lambda: Lru(CACHED_GAMES))

@@ -8,6 +8,7 @@ from typing import Any
 from service.game import events as ev
 from service.game.commands import create_game
 from service.game.state import GameState
+from service.usecases import notifications
 from service.usecases.ai_turns import instant, now, queue_due
 from service.usecases.clients import Client
 from service.usecases.context import Context
@@ -20,31 +21,41 @@ RETRY_AI_GAMES_S = 60
 
 @dataclass
 class Created:
-    """A new game, its first state and every human seat's token (shown once)."""
+    """A new game, its first state, every human seat's token and, for a game notified at a
+    URL, `notify` with its signing secret (all shown once)."""
 
     game_id: str
     state: GameState
     tokens: dict[int, str]
+    notify: dict[str, str] | None = None
 
 
 def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
-           seed: int | None, client: Client | None = None) -> Created:
+           seed: int | None, client: Client | None = None,
+           notify: dict[str, Any] | None = None) -> Created:
     """Create a game, deal hand 1 and return each human seat's token. `seed` is kept only
     where the dealer honours seeds; else it is ignored and every deck is random. A game
     with AI seats counts against its client's cap of open AI games (TooManyAiGames past
-    it), and its AI turns against the client's cap of queued turns."""
+    it), and its AI turns against the client's cap of queued turns. With `notify` (its
+    `url`), the game's notifications go there, signed with a secret made now
+    (RefusedNotifyUrl for a URL that may not have them)."""
+    subscribed = {} if notify is None else notifications.subscribe(ctx, notify)
     game_id, seed = new_game_id(), ctx.dealer.kept_seed(seed)
     state, events = create_game(players, rules, ctx.dealer.shuffle(game_id, seed), ctx.clock())
     tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
     meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
     meta["seed"] = "" if seed is None else str(seed)
+    meta.update(subscribed)
     if client is not None:
         meta.update(client=client.id, client_keyed="1" if client.keyed else "")
         if any(p["kind"] == "ai" for p in players):
             admit_game(ctx, client, game_id)
     ctx.store.create(game_id, events, meta, append_id=new_append_id())
     queue_due(ctx, game_id, state)
-    return Created(game_id, state, tokens)
+    notifications.announce(ctx, game_id, state, events)
+    shown = {"url": subscribed["notify_url"], "secret": subscribed["notify_secret"]} \
+        if subscribed else None
+    return Created(game_id, state, tokens, shown)
 
 
 def admit_game(ctx: Context, client: Client, game_id: str) -> None:

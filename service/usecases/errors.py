@@ -98,6 +98,11 @@ class MalformedMove(InvalidRequest):
     """The move is not well formed (R2, R14): not a tile, an action or an expose."""
 
 
+class RefusedNotifyUrl(InvalidRequest):
+    """The creation's `notify.url` may not receive notifications: not https, or its host is
+    (or resolves to) a loopback, private, link-local or otherwise non-public address."""
+
+
 class OutOfTurn(Refusal):
     """The seat is not the one to move, or the match has ended (R4, R24): `extra["rule"]`."""
 

@@ -12,26 +12,27 @@ from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.decks import Dealer
 from service.usecases.errors import Refusal
-from service.usecases.ports import EventStore, Meter, NoMeter, TurnQueue
+from service.usecases.ports import EventStore, Meter, NoMeter, NoNotifier, Notifier, TurnQueue
 from service.usecases.seat_views import View
 
 
 class Games:
     """The game service's use cases over an event store, a turn queue, a clock, a meter, a
-    dealer and the AI caps.
+    dealer, the AI caps and a notifier (webhooks).
 
     Each method is one use case of the modules named in it; they raise `errors.Refusal`s."""
 
     def __init__(self, store: EventStore, queue: TurnQueue, clock: Callable[[], str],
                  meter: Meter | None = None, dealer: Dealer | None = None,
-                 caps: AiCaps | None = None) -> None:
+                 caps: AiCaps | None = None, notifier: Notifier | None = None) -> None:
         self.ctx = Context(store, queue, clock, meter or NoMeter(), dealer or Dealer(),
-                           caps or AiCaps())
+                           caps or AiCaps(), notifier or NoNotifier())
 
     def create(self, players: list[dict[str, Any]], rules: dict[str, Any],
-               seed: int | None, client: Client | None = None) -> creation.Created:
+               seed: int | None, client: Client | None = None,
+               notify: dict[str, Any] | None = None) -> creation.Created:
         """See `creation.create`."""
-        return creation.create(self.ctx, players, rules, seed, client)
+        return creation.create(self.ctx, players, rules, seed, client, notify)
 
     def require_game(self, game_id: str) -> seats.Meta:
         """See `seats.require_game`."""

@@ -152,6 +152,30 @@ class TurnQueue(Protocol):
         """Queue the AI turn due at `version` again if no live job of its lane holds it."""
 
 
+class Notifier(Protocol):
+    """Where turn notifications (webhooks) go: a URL checked at creation, and one delivery
+    job per notification, retried by the queue."""
+
+    def refusal(self, url: str) -> str | None:
+        """Return why `url` may not receive notifications (not https, a private address...),
+        None if it may."""
+
+    def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
+        """Queue the delivery of one notification of the game, unless it is queued already
+        (StoreUnavailable: not now)."""
+
+
+class NoNotifier:
+    """A notifier that takes every URL and sends nothing: where no notifications go out."""
+
+    def refusal(self, url: str) -> str | None:
+        """Refuse nothing."""
+        return None
+
+    def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
+        """Send nothing."""
+
+
 class Meter(Protocol):
     """What the use cases measure: the time a game takes to load, and lost append races."""
 

@@ -11,7 +11,7 @@ from service.game.state import GameState
 from service.game.views import own
 from service.rules import errors as rule
 from service.rules.moves import Move
-from service.usecases import errors, idempotency
+from service.usecases import errors, idempotency, notifications
 from service.usecases.context import Context
 from service.usecases.ports import KeyClaim
 from service.usecases.seats import require_game
@@ -24,7 +24,8 @@ FIELDS = {"R2": "tile", "R14": "expose"}
 def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
                 claim: KeyClaim | None) -> None:
     """Decide `seat`'s move on `state` and append its events at the state's version, with a
-    snapshot when a hand was dealt and, for a claimed key, its final record."""
+    snapshot when a hand was dealt and, for a claimed key, its final record; then queue its
+    notifications (webhooks)."""
     expected = state.version
     events = decide(ctx, game_id, state, seat, body)
     record = None if claim is None else (claim, idempotency.applied(claim.body_hash, state.version))
@@ -32,6 +33,7 @@ def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: d
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
     ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
                      append_id=new_append_id(), moved_in=moved_in(state, seat))
+    notifications.announce(ctx, game_id, state, events)
 
 
 def moved_in(state: GameState, seat: int) -> bool:

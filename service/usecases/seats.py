@@ -13,20 +13,24 @@ from service.usecases.tokens import token_game, token_hash
 
 @dataclass(frozen=True)
 class Meta:
-    """What never changes of a game: its seats by token hash, its seed ('' if none) and the
-    client that created it (None: a game from before clients were kept)."""
+    """What never changes of a game: its seats by token hash, its seed ('' if none), the
+    client that created it (None: a game from before clients were kept) and the URL its
+    notifications go to ('' if none; its secret is read only where they are signed)."""
 
     seats: dict[str, int]
     seed: str
     client: Client | None = None
+    notify_url: str = ""
 
     @classmethod
     def parse(cls, stored: dict[str, str]) -> Meta:
-        """Read the stored meta fields (`token:<seat>`, `seed`, `client`, `client_keyed`)."""
+        """Read the stored meta fields (`token:<seat>`, `seed`, `client`, `client_keyed`,
+        `notify_url`)."""
         seats = {v: int(k.split(":")[1]) for k, v in stored.items() if k.startswith("token:")}
         client = stored.get("client")
         return cls(seats, stored.get("seed", ""),
-                   None if client is None else Client(client, stored.get("client_keyed") == "1"))
+                   None if client is None else Client(client, stored.get("client_keyed") == "1"),
+                   stored.get("notify_url", ""))
 
 
 def meta(ctx: Context, game_id: str) -> Meta | None:

@@ -159,6 +159,7 @@ MIRRORS = {
     schemas.EventsOut: "EventLog", schemas.ExportOut: "Export", schemas.ProblemOut: "Problem",
     schemas.FieldErrorOut: "FieldError", schemas.HealthOut: "Health",
     schemas.StreamTurnOut: "StreamTurn", schemas.StreamTicketOut: "StreamTicket",
+    schemas.NotifyIn: "NotifyRequest", schemas.NotifyOut: "CreatedNotify",
 }
 
 

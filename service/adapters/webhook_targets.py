@@ -1,0 +1,80 @@
+"""Where a notification may be sent: an https URL whose host is, and resolves to, public
+addresses only (no server-side request forgery into the service's own network).
+
+A URL is checked when a game is created and again, resolved afresh, before each try; the
+try then connects to the very address checked (`Target.address`), so a name that resolves
+elsewhere a moment later (DNS rebinding) is not called there."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+class Refused(Exception):
+    """A URL notifications may not go to; the message says why (without the secret)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked URL: its scheme, host (for Host and TLS's SNI), port, path with query, and
+    the address to connect to."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    address: str
+
+
+def public(address: str) -> bool:
+    """Whether an IP address is a public unicast one: not loopback, private, link-local,
+    shared, unspecified, multicast or reserved (an IPv4-mapped IPv6 one as its IPv4)."""
+    ip = ipaddress.ip_address(address.partition("%")[0])  # an IPv6 zone is no part of it
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return public(str(ip.ipv4_mapped))
+        if ip.is_site_local:
+            return False
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified
+                                 or ip.is_loopback or ip.is_link_local or ip.is_private)
+
+
+def resolve(url: str, allow_private: bool = False) -> Target:
+    """Return the target of a notification URL, resolved now; Refused if it is not `https`
+    (`http` too with `allow_private`), names no host, or its host resolves to an address
+    that is not public (unless `allow_private`)."""
+    parts = urlsplit(url)
+    schemes = ("https", "http") if allow_private else ("https",)
+    if parts.scheme not in schemes:
+        raise Refused(f"the URL must be {' or '.join(schemes)}")
+    if not parts.hostname or parts.username is not None or parts.password is not None:
+        raise Refused("the URL must name a host, and no user or password")
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise Refused("the URL's port is not a port number") from None
+    address = _checked_address(parts.hostname, port, allow_private)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(parts.scheme, parts.hostname, port, path, address)
+
+
+def _checked_address(host: str, port: int, allow_private: bool) -> str:
+    """Return the first address `host` resolves to; Refused if it resolves to none, or
+    (unless `allow_private`) to any that is not public."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise Refused("its host name does not resolve") from None
+    addresses = [str(info[4][0]) for info in found]
+    if not addresses:
+        raise Refused("its host name does not resolve")
+    shut = [address for address in addresses if not public(address)]
+    if shut and not allow_private:
+        raise Refused(f"its host is or resolves to {shut[0]}, which is not a public address "
+                      "(loopback, private, link-local or reserved)")
+    return addresses[0]

@@ -1,0 +1,89 @@
+"""Turn notifications (webhooks, API.md "Lifecycle"): what an append tells a game's URL.
+
+A game created with `notify` keeps its URL and secret in its meta. After each append that
+landed (a creation, a seat's move, an AI's move: `recording.record_move`), `announce` queues
+one delivery job per notification: `turn` when a human seat is to move, `hand_ended` and
+`game_ended`. It never sends anything itself (no HTTP on a request's path) and never fails:
+the append has landed whatever happens to its notifications."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+from typing import Any
+
+from service.game import events as ev
+from service.game.state import GameState
+from service.usecases.context import Context
+from service.usecases.errors import RefusedNotifyUrl
+from service.usecases.seat_views import view_of
+from service.usecases.seats import meta
+
+TURN, HAND_ENDED, GAME_ENDED = "turn", "hand_ended", "game_ended"
+"""The notifications' `type`s."""
+SECRET_PREFIX = "whsec_"
+log = logging.getLogger("spinner.notifications")
+
+
+def new_secret() -> str:
+    """Return a fresh signing secret: `whsec_` and the base64 of 32 random bytes."""
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def subscribe(ctx: Context, notify: dict[str, Any]) -> dict[str, str]:
+    """Return the meta fields of a game notified at `notify["url"]`, with a fresh secret;
+    RefusedNotifyUrl for a URL the notifier refuses (naming `notify.url`)."""
+    url = notify["url"]
+    reason = ctx.notifier.refusal(url)
+    if reason is not None:
+        raise RefusedNotifyUrl(f"notify.url is refused: {reason}",
+                               errors=[{"field": "notify.url", "message": reason}])
+    return {"notify_url": url, "notify_secret": new_secret()}
+
+
+def webhook_id(game_id: str, body: dict[str, Any]) -> str:
+    """Return the notification's `webhook-id`, the same on every try: one per game, version
+    and type, so a notification announced twice (an append retried) is queued once."""
+    return f"msg_{game_id}_{body['version']}_{body['type']}"
+
+
+def human_to_move(state: GameState) -> bool:
+    """Whether a human seat is the one to move (by its kind now: a seat that left is `ai`)."""
+    turn, hand = state.turn, state.hand
+    return (turn is not None and hand is not None and not hand.awaiting_server
+            and state.players[turn]["kind"] == "human")
+
+
+def bodies(ctx: Context, game_id: str, state: GameState,
+           events: list[ev.Event]) -> list[dict[str, Any]]:
+    """Return the notifications of an append, in order of version: its hand and match ends,
+    then the turn of the human seat to move after it. They name no tile (R25)."""
+    found = []
+    for event in events:
+        data = event["data"]
+        if event["type"] == ev.HAND_ENDED:
+            found.append({"type": HAND_ENDED, "game_id": game_id, "version": event["seq"],
+                          "hand_number": data["hand_number"], "points": list(data["points"])})
+        elif event["type"] == ev.GAME_ENDED:
+            found.append({"type": GAME_ENDED, "game_id": game_id, "version": event["seq"],
+                          "totals": list(data["totals"]), "winners": list(data["winners"])})
+    if human_to_move(state):
+        shown = view_of(ctx, game_id, state, None).table.fields
+        found.append({"type": TURN, "game_id": game_id, "version": state.version,
+                      "seat": state.turn, "turn_deadline": shown.get("turn_deadline")})
+    return found
+
+
+def announce(ctx: Context, game_id: str, state: GameState, events: list[ev.Event]) -> None:
+    """Queue the notifications of an append that landed (`state` is after it), if the game
+    has a URL. It never fails: a notification it cannot queue is logged and dropped."""
+    try:
+        found = meta(ctx, game_id)
+        if found is None or not found.notify_url:
+            return
+        for body in bodies(ctx, game_id, state, events):
+            ctx.notifier.send(game_id, webhook_id(game_id, body), body)
+    except Exception as error:  # the append landed: its answer must say so
+        log.warning("the notifications of %s at %d were not queued: %s: %s", game_id,
+                    state.version, type(error).__name__, error)

@@ -1,0 +1,227 @@
+"""Turn notifications (API.md "Lifecycle"): a real receiver on loopback, a real rq worker.
+
+Every `turn` of a game arrives in order of version, signed as the `standardwebhooks` library
+verifies; a failed try is retried under the same webhook-id; a receiver that never answers
+slows no move; no body holds a tile; a URL that is http or private is refused at creation,
+and one that resolves to a private address at delivery is not called."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from prometheus_client import REGISTRY
+from rq import Queue
+from rq.job import Job, JobStatus
+from standardwebhooks.webhooks import Webhook
+
+from service.adapters import webhooks
+from service.adapters.bootstrap import build
+from service.adapters.settings import Settings
+from service.adapters.webhooks import QUEUE_NAME, DeliveryFailed
+from service.api.app import create_app
+from tests.api.contract import ContractClient
+from tests.api.driver import auth
+from tests.support.webhook_receiver import Receiver
+from tests.workers import WorkerProcess, wait_until
+
+TILE = re.compile(r"\b[0-9S]-[0-9S]\b")
+BODY_KEYS = {"turn": {"type", "game_id", "version", "seat", "turn_deadline"},
+             "hand_ended": {"type", "game_id", "version", "hand_number", "points"},
+             "game_ended": {"type", "game_id", "version", "totals", "winners"}}
+"""Every field a notification has: none names a tile, a hand or a deck (R25)."""
+
+
+RETRY_S = "1,1,1"
+"""Short retries (4 tries over about 3 s; the jobs get them when queued, by the API)."""
+
+
+def client_of(redis_url: str, allow_private: bool, retry_s: str = RETRY_S) -> FlaskClient:
+    """A test client of the real app (the creations' answers are checked against
+    openapi.yaml; the moves' are elsewhere, and checking costs 0.3 s an answer)."""
+    settings = Settings(redis_url=redis_url, ai_budget_s=0.02, seeded_games=True,
+                        rate_limit_per_token=0, rate_limit_per_address=0,
+                        webhooks_allow_private=allow_private, webhook_retry_s=retry_s)
+    return create_app({"TESTING": True}, services=build(settings)).test_client()
+
+
+@pytest.fixture
+def client(redis_url: str, redis_client: Any) -> FlaskClient:
+    """The app, with notify URLs on loopback allowed (as for local use)."""
+    return client_of(redis_url, allow_private=True)
+
+
+@pytest.fixture
+def worker(redis_url: str, redis_client: Any) -> Iterator[WorkerProcess]:
+    """One real worker that may call loopback."""
+    process = WorkerProcess(redis_url, ai_budget_s="0.02", webhooks_allow_private="1")
+    yield process
+    process.stop()
+
+
+def create(client: FlaskClient, url: str, ai: dict[int, str] | None = None,
+           seed: int = 5) -> tuple[str, dict[int, str], str]:
+    """Create a one-hand two-seat game notified at `url`; return its id, tokens and secret."""
+    players = [{"name": f"P{s}", "kind": "ai", "level": (ai or {})[s]} if s in (ai or {})
+               else {"name": f"P{s}", "kind": "human"} for s in range(2)]
+    body = {"players": players, "rules": {"hands": 1}, "seed": seed, "notify": {"url": url}}
+    answer = ContractClient(client).post("/v1/games", json=body)
+    assert answer.status_code == 201, answer.json
+    secret = answer.json["notify"]["secret"]
+    assert answer.json["notify"]["url"] == url and secret.startswith("whsec_")
+    tokens = {s["seat"]: s["token"] for s in answer.json["seats"] if "token" in s}
+    return answer.json["game_id"], tokens, secret
+
+
+def human_turns(client: FlaskClient, game_id: str, tokens: dict[int, str]) -> list[int]:
+    """Play the human seats' first legal moves until the match ends (the AI's, if any, by
+    the worker); return every version at which a human seat was to move."""
+    versions, rng = [], random.Random(3)
+    while True:
+        assert wait_until(lambda: ready(client, game_id, tokens), 20)
+        state = client.get(f"/v1/games/{game_id}").json
+        if state["status"] != "playing":
+            return versions
+        seat = state["turn"]
+        mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[seat])).json
+        versions.append(mine["version"])
+        moved = client.post(f"/v1/games/{game_id}/moves", json=rng.choice(mine["legal_moves"]),
+                            headers={**auth(tokens[seat]), "If-Match": f'"{mine["version"]}"'})
+        assert moved.status_code == 200, moved.json
+
+
+def ready(client: FlaskClient, game_id: str, tokens: dict[int, str]) -> bool:
+    """Whether the match has ended or a human seat is to move."""
+    state = client.get(f"/v1/games/{game_id}").json
+    return state["status"] != "playing" or state["turn"] in tokens
+
+
+def assert_signed_and_tileless(receiver: Receiver, secret: str) -> None:
+    """Every request verifies with the library and the game's secret, and names no tile."""
+    for received in receiver.received:
+        assert Webhook(secret).verify(received.body, received.headers) == received.json
+        body = received.json
+        assert set(body) == BODY_KEYS[body["type"]]
+        assert not TILE.search(received.body), received.body
+
+
+@pytest.mark.parametrize("ai", [{}, {1: "greedy"}], ids=["two-humans", "human-vs-ai"])
+def test_every_turn_arrives_in_order_signed_and_without_a_tile(client, worker, ai):
+    with Receiver() as receiver:
+        game_id, tokens, secret = create(client, receiver.url(), ai)
+        versions = human_turns(client, game_id, tokens)
+        assert wait_until(lambda: receiver.bodies("game_ended"), 20)
+        turns = receiver.bodies("turn")
+        assert [t["version"] for t in turns] == versions  # all, once each, in order
+        assert all(t["game_id"] == game_id and t["seat"] in tokens for t in turns)
+        assert all(t["turn_deadline"] is None for t in turns)  # no clock in these rules
+        ended, final = receiver.bodies("hand_ended"), receiver.bodies("game_ended")
+        state = client.get(f"/v1/games/{game_id}").json
+        assert [(e["hand_number"], e["points"]) for e in ended] == [
+            (s["hand_number"], s["points"]) for s in state["scores"]]
+        assert final == [{"type": "game_ended", "game_id": game_id, "version": state["version"],
+                          "totals": [p["total"] for p in state["players"]],
+                          "winners": state["winners"]}]
+        assert_signed_and_tileless(receiver, secret)
+
+
+def test_a_receiver_answering_500_twice_gets_it_three_times_under_one_id(
+        client, worker, redis_client):
+    with Receiver(statuses=[500, 500]) as receiver:
+        game_id, _, secret = create(client, receiver.url())
+        version = client.get(f"/v1/games/{game_id}").json["version"]
+        job = Job.fetch(f"msg_{game_id}_{version}_turn", connection=redis_client)
+        assert secret not in str(job.args)  # the secret stays in the game's meta
+        assert wait_until(lambda: job.get_status() == JobStatus.FINISHED, 20)
+        tries = receiver.received  # and no more: a delivered notification is done
+        assert len(tries) == 3
+        assert {t.headers["webhook-id"] for t in tries} == {job.id}
+        assert len({t.body for t in tries}) == 1
+        assert_signed_and_tileless(receiver, secret)
+
+
+def test_a_redirect_is_a_failed_try_not_followed_and_counted(redis_url, redis_client):
+    before = tries("rejected")
+    with Receiver(statuses=[302]) as receiver:
+        with pytest.raises(DeliveryFailed, match="answered 302"):
+            try_once(redis_url, receiver)
+        assert len(receiver.received) == 1
+    assert tries("rejected") == before + 1
+
+
+def test_a_try_without_an_answer_in_time_fails_and_is_counted(
+        redis_url, redis_client, monkeypatch):
+    monkeypatch.setattr(webhooks, "TIMEOUT_S", 0.3)  # 5 s in service
+    before = tries("no_answer")
+    with Receiver(hang=True) as receiver:
+        started = time.monotonic()
+        with pytest.raises(DeliveryFailed, match="no answer"):
+            try_once(redis_url, receiver)
+        assert time.monotonic() - started < 3  # the answer's deadline, not the receiver's
+        assert len(receiver.received) == 1
+    assert tries("no_answer") == before + 1
+
+
+def try_once(redis_url: str, receiver: Receiver) -> None:
+    """Create a game notified at the receiver and make one try of its first notification
+    in this process (no worker)."""
+    services = build(Settings(redis_url=redis_url, webhooks_allow_private=True))
+    game_id, _, _ = create(create_app({"TESTING": True}, services=services).test_client(),
+                           receiver.url())
+    job = services.notifier.queue.jobs[0]
+    services.notifier.deliver(game_id, job.id, job.args[2], time.time())
+
+
+def tries(outcome: str) -> float:
+    """The count of tries of that outcome in this process."""
+    return REGISTRY.get_sample_value("spinner_webhook_deliveries_total",
+                                     {"outcome": outcome}) or 0.0
+
+
+def test_a_receiver_that_never_answers_slows_no_move(client, worker):
+    with Receiver(hang=True) as receiver:
+        game_id, tokens, _ = create(client, receiver.url(), seed=9)
+        assert wait_until(lambda: receiver.received, 10)  # a try is hanging from now on
+        slowest = 0.0
+        for _ in range(12):
+            state = client.get(f"/v1/games/{game_id}").json
+            seat = state["turn"]
+            mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[seat])).json
+            started = time.monotonic()
+            moved = client.post(f"/v1/games/{game_id}/moves", json=mine["legal_moves"][0],
+                                headers=auth(tokens[seat]))
+            slowest = max(slowest, time.monotonic() - started)
+            assert moved.status_code == 200
+        # generous: a move that waited on a try would wait for its 5 s timeout
+        assert slowest < 4.0
+        assert receiver.received and not receiver.released.is_set()  # tries held meanwhile
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/x", "https://127.0.0.1/x",
+                                 "https://localhost/x", "https://10.1.2.3/x",
+                                 "https://[::ffff:192.168.0.1]/x", "https://169.254.169.254/",
+                                 "ftp://example.com/x"])
+def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, url):
+    refused = ContractClient(client_of(redis_url, allow_private=False)).post("/v1/games", json={
+        "players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}],
+        "notify": {"url": url}})
+    assert refused.status_code == 400
+    assert [e["field"] for e in refused.json["errors"]] == ["notify.url"]
+    assert redis_client.dbsize() == 0  # no game was made
+
+
+def test_a_url_resolving_to_a_private_address_at_delivery_is_not_called(redis_url, redis_client):
+    strict = WorkerProcess(redis_url)  # WEBHOOKS_ALLOW_PRIVATE off
+    try:
+        with Receiver() as receiver:  # the API allows it (two tries), the worker does not
+            create(client_of(redis_url, allow_private=True, retry_s="1"), receiver.url("localhost"))
+            failed = Queue(QUEUE_NAME, connection=redis_client).failed_job_registry
+            assert wait_until(lambda: failed.count == 1, 20)  # every try refused to call
+            assert receiver.received == []
+    finally:
+        strict.stop()
