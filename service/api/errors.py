@@ -37,6 +37,7 @@ ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
     refusals.OutOfTurn: problems.Conflict,
     refusals.IllegalMove: problems.Unprocessable,
     refusals.TooManyAiGames: problems.TooManyAiGames,
+    refusals.SeatLeft: problems.SeatLeft,
 }
 """The one place where each refusal of the use cases gets its status and problem type."""
 
