@@ -61,3 +61,14 @@ def test_leaving_hands_the_seat_to_an_ai_and_its_token_reads_but_cannot_move(
     log = client.get(f"{game}/events").json["events"]
     assert log[-1] | {"at": "", "seq": 0} == {"seq": 0, "type": "seat_left", "at": "",
                                               "seat": 1, "data": {"level": "greedy"}}
+
+
+def test_metrics_count_the_clocks_waiting_for_their_deadline(client: Any) -> None:
+    def pending() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        return float(next(line.split()[1] for line in text.splitlines()
+                          if line.startswith("spinner_turn_clocks_pending ")))
+    before = pending()
+    create(client, {"hands": 1, "turn_seconds": 60})
+    create(client, {"hands": 1})
+    assert pending() == before + 1

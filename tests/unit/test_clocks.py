@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from prometheus_client import REGISTRY
 
+from service.adapters.metrics import PrometheusMeter
 from service.game import events as ev
 from service.game.state import GameState
 from service.game.views import view
@@ -112,6 +114,17 @@ def test_a_clock_that_runs_out_appends_the_timeout_and_a_move_at_its_version(
     after, _ = to_move(games, game_id)
     assert ("clock", game_id, after, datetime.fromisoformat(LATER).timestamp() + 10) \
         in queue.calls  # the next human turn has its own clock
+
+
+def test_each_clock_that_runs_out_is_counted(queue: ClockQueue, clock: Clock) -> None:
+    games = Games(InMemoryEventStore(), queue, clock, PrometheusMeter(),
+                  Dealer(seeded=True, secret=lambda: b"secret"))
+    game_id = games.create(HUMANS, CLOCK, 7).game_id
+    before = REGISTRY.get_sample_value("spinner_turn_timeouts_total") or 0.0
+    clock.now = LATER
+    assert games.run_out_clock(game_id, to_move(games, game_id)[0], first_legal)
+    assert not games.run_out_clock(game_id, 2, first_legal)  # stale: not counted
+    assert REGISTRY.get_sample_value("spinner_turn_timeouts_total") == before + 1
 
 
 def test_a_move_that_lands_before_the_deadline_makes_its_clock_do_nothing(
