@@ -5,6 +5,8 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY service service
 COPY workers workers
+# the page's full rules, service/api/web/rules.md, are a link to docs/RULES.md
+COPY docs docs
 RUN pip install --no-cache-dir . && install -d -o spinner /tmp/spinner-metrics
 USER spinner
 ENV REDIS_URL=redis://redis:6379/0

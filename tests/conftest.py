@@ -12,7 +12,8 @@ import redis
 
 from service.entrypoints.redis_server import RedisServer
 
-MARKS = {"unit": pytest.mark.unit, "api": pytest.mark.redis, "integration": pytest.mark.redis}
+MARKS = {"unit": pytest.mark.unit, "api": pytest.mark.redis, "integration": pytest.mark.redis,
+         "browser": pytest.mark.redis}
 """The marker of each test folder: `unit` runs no server, `redis` needs the real one."""
 
 

@@ -17,6 +17,7 @@ from service.api import (
     health,
     limits,
     observability,
+    pages,
     problems,
     stream,
 )
@@ -33,7 +34,7 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     app.extensions["spinner"] = services
     app.url_map.merge_slashes = False  # `/v1//games` is no path of the API: 404, not a redirect
     app.before_request(_no_leading_double_slash)
-    for blueprint in (games.bp, stream.bp, health.bp, observability.bp):
+    for blueprint in (games.bp, stream.bp, health.bp, observability.bp, pages.bp):
         app.register_blueprint(blueprint)
     observability.register(app)  # around the whole app: every answer has an id and a log line
     limits.register(app, services.settings)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from service.game import events as ev
-from service.game.commands import create_game, make_move
+from service.game.allfives.state import LEADER_DRAWN
 from service.game.fairness import Shuffled, commitment_holds
 from service.game.lifecycle import LifecycleError, leave, time_out
-from service.game.state import GameState
+from service.game.state import Match
+from service.game.variants import Variant, variant_of
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
-from service.rules.tiles import TILES, Tile
+from service.rules.tiles import Tile
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
 DECIDED = (*ACTIONS, ev.TURN_TIMED_OUT, ev.SEAT_LEFT)
@@ -57,18 +59,23 @@ class _Checker:
         if broken is not None:  # API.md "Fair shuffles"
             return Finding(broken["seq"], f"hand {broken['data']['hand_number']}'s deck and "
                                           "salt do not match its commitment")
-        decks = {e["data"]["hand_number"]: Shuffled(_deck(e), e["data"].get("salt"))
-                 for e in started}
         first = self.events[0]
-        state, produced = create_game(first["data"]["players"], first["data"]["rules"],
-                                      decks.__getitem__, first["at"])
+        variant = variant_of(first["data"]["rules"])
+        decks = {e["data"]["hand_number"]: Shuffled(_deck(e, variant.tiles),
+                                                     e["data"].get("salt"))
+                 for e in started}
+        for drawn in (e for e in self.events if e["type"] == LEADER_DRAWN):  # ALLFIVES.md F4
+            decks[0] = Shuffled(_deck(drawn, variant.tiles, "tiles"))
+        state, produced = variant.create_game(first["data"]["players"],
+                                              first["data"]["rules"], decks.__getitem__,
+                                              first["at"])
         finding = self._compare(produced)
         while finding is None and self.pos < len(self.events):
             event = self.events[self.pos]
             if state.status == "finished" or event["type"] not in DECIDED:
                 return Finding(event["seq"], f"{event['type']} does not follow from the log")
             try:
-                produced = self._decide(state, event, decks)
+                produced = self._decide(variant, state, event, decks)
             except RuleError as error:
                 return Finding(event["seq"], f"an illegal move ({error.detail})")
             except LifecycleError as error:
@@ -78,7 +85,7 @@ class _Checker:
             return Finding(len(self.events), "the match never ended")
         return finding
 
-    def _decide(self, state: GameState, event: ev.Event,
+    def _decide(self, variant: Variant, state: Match[Any], event: ev.Event,
                 decks: dict[int, Shuffled]) -> list[ev.Event]:
         """Re-decide the decision `event` opens on `state`; return the events it records."""
         if event["type"] == ev.TURN_TIMED_OUT:  # API.md "Turn clocks": the move follows it
@@ -86,7 +93,8 @@ class _Checker:
                             event["at"])
         if event["type"] == ev.SEAT_LEFT:
             return leave(state, event["seat"], event["data"]["level"], event["at"])
-        return make_move(state, event["seat"], _move(event), decks.__getitem__, event["at"])
+        return variant.make_move(state, event["seat"], _move(event), decks.__getitem__,
+                                 event["at"])
 
     def _compare(self, produced: list[ev.Event]) -> Finding | None:
         for mine in produced:
@@ -100,10 +108,14 @@ class _Checker:
         return None
 
 
-def _deck(event: ev.Event) -> list[Tile]:
-    deck = [Tile.parse(t) for t in event["data"]["deck"]]
-    if sorted(t.index for t in deck) != list(range(len(TILES))):
-        raise ValueError(f"hand {event['data']['hand_number']}'s deck is not the 66 tiles")
+def _deck(event: ev.Event, tiles: Sequence[Tile], key: str = "deck") -> list[Tile]:
+    """The event's deck: all of the variant's `tiles` once each (R5, F3); a leader draw's
+    `tiles`: some of them, once each (F4)."""
+    deck = [Tile.parse(t) for t in event["data"][key]]
+    indexes = sorted(t.index for t in deck)
+    if not set(deck) <= set(tiles) or len(set(indexes)) != len(deck) or (
+            key == "deck" and len(deck) != len(tiles)):
+        raise ValueError(f"event {event['seq']}'s {key} is not of the {len(tiles)} tiles")
     return deck
 
 

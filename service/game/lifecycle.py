@@ -5,11 +5,11 @@ it when the deadline passes, and a seat handed to an AI. A deadline is a fact of
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from service.game import events as ev
 from service.game.commands import Shuffle, _record, make_move
-from service.game.state import GameState
+from service.game.state import GameState, Match
 from service.rules.errors import OutOfTurn
 from service.rules.moves import Move
 
@@ -29,7 +29,7 @@ class LifecycleError(ValueError):
     to leave."""
 
 
-def deadline(state: GameState) -> datetime | None:
+def deadline(state: Match[Any]) -> datetime | None:
     """When the human seat to move is timed out, or None: no clock in the rules, no human
     seat to move, or no recorded time (an unsealed simulation)."""
     seconds, turn = state.rules.get("turn_seconds"), state.turn
@@ -40,7 +40,7 @@ def deadline(state: GameState) -> datetime | None:
     return datetime.fromisoformat(state.turn_at) + timedelta(seconds=seconds)
 
 
-def deadline_text(state: GameState) -> str | None:
+def deadline_text(state: Match[Any]) -> str | None:
     """The state's `turn_deadline`: RFC 3339 in UTC to the millisecond, as events' `at`."""
     due = deadline(state)
     if due is None:
@@ -49,10 +49,18 @@ def deadline_text(state: GameState) -> str | None:
     return f"{due:%Y-%m-%dT%H:%M:%S}.{due.microsecond // 1000:03d}Z"
 
 
-def time_out(state: GameState, move: Move, shuffle: Shuffle, at: str) -> list[ev.Event]:
+def spinner(state: Match[Any]) -> GameState:
+    """Return the state of a Spinner match: the one rule set with clocks and leaving yet."""
+    if not isinstance(state, GameState):
+        raise LifecycleError("only Spinner matches have turn clocks and leaving")
+    return state
+
+
+def time_out(match: Match[Any], move: Move, shuffle: Shuffle, at: str) -> list[ev.Event]:
     """Record, at `at` (no sooner than the deadline), the timeout of the seat to move, then
     `move` made for it and, after its `timeouts_to_leave`-th timeout in a row, its leaving
     to the `random` level; return the new events."""
+    state = spinner(match)
     due, seat = deadline(state), state.turn
     if due is None or seat is None:
         raise LifecycleError("no turn clock is running")
@@ -67,8 +75,9 @@ def time_out(state: GameState, move: Move, shuffle: Shuffle, at: str) -> list[ev
     return events
 
 
-def leave(state: GameState, seat: int, level: str, at: str) -> list[ev.Event]:
+def leave(match: Match[Any], seat: int, level: str, at: str) -> list[ev.Event]:
     """Record `seat` handed to an AI of `level` for the rest of the match; return the event."""
+    state = spinner(match)
     if state.status != "playing":
         raise OutOfTurn("R24", "the match has ended: no seat can leave it")
     if state.players[seat]["kind"] != "human":

@@ -6,22 +6,23 @@ from typing import Any, Final
 
 from service.game import events as ev
 from service.game.lifecycle import deadline_text
-from service.game.state import GameState
-from service.rules.turns import legal_moves
+from service.game.state import Match
+from service.game.variants import variant_of
 
 
-def view(state: GameState, seat: int | None) -> dict[str, Any]:
-    """Return the state as `seat` may see it (None: a spectator): own tiles, table, counts."""
+def view(state: Match[Any], seat: int | None) -> dict[str, Any]:
+    """Return the state as `seat` may see it (None: a spectator): own tiles, table, counts;
+    of either variant (an All Fives hand has no opening double nor obligations, F16)."""
     return {**table(state), **own(state, seat)}
 
 
-def table(state: GameState) -> dict[str, Any]:
+def table(state: Match[Any]) -> dict[str, Any]:
     """Return what every seat and spectator sees: the layout, counts, totals, whose turn."""
     hand = state.hand
     return {
         "version": state.version, "status": state.status, "rules": state.rules,
         "hand_number": hand.number if hand else None,
-        "opening_double": hand.opening_double.text if hand else None,
+        "opening_double": hand.opening_double.text if hand and hand.opening_double else None,
         "turn": state.turn, "boneyard_count": len(hand.boneyard) if hand else 0,
         "layout": _layout(state), "obligations": _obligations(state),
         "players": [_player(state, s) for s in range(state.seats)],
@@ -30,25 +31,25 @@ def table(state: GameState) -> dict[str, Any]:
     }
 
 
-def own(state: GameState, seat: int | None) -> dict[str, Any]:
+def own(state: Match[Any], seat: int | None) -> dict[str, Any]:
     """Return what only `seat` sees (nothing for a spectator): its tiles and legal moves."""
     if seat is None:
         return {}
     hand = state.hand
-    moves = (legal_moves(hand, seat)
+    moves = (variant_of(state.rules).legal_moves(hand, seat)
              if hand and state.turn == seat and not hand.awaiting_server else [])
     return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
             "legal_moves": [m.to_dict() for m in moves]}
 
 
-def _obligations(state: GameState) -> list[str]:
+def _obligations(state: Match[Any]) -> list[str]:
     """The ends a play must go on now (R17): none while no seat is to move (the match over,
     or between a hand's end and the next deal), since no play is to be made then."""
     hand = state.hand
     return list(hand.obligations) if hand and state.turn is not None else []
 
 
-def _layout(state: GameState) -> dict[str, Any]:
+def _layout(state: Match[Any]) -> dict[str, Any]:
     hand = state.hand
     if hand is None:
         return {"tiles": [], "ends": []}
@@ -58,7 +59,7 @@ def _layout(state: GameState) -> dict[str, Any]:
     }
 
 
-def _player(state: GameState, seat: int) -> dict[str, Any]:
+def _player(state: Match[Any], seat: int) -> dict[str, Any]:
     """A seat as the answer lists it (PlayerOut's keys, in its order); `level` for an AI."""
     player = state.players[seat]
     held = state.hand.tiles[seat] if state.hand else []

@@ -36,6 +36,7 @@ from tests.api.contract import (
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 IMPLICIT = {"HEAD", "OPTIONS"}  # Flask answers these for every route on its own
 NOT_API = {"static"}  # Flask's static route: not part of the API (see the report)
+PAGES = "web."  # the browser page's blueprint (service/api/pages.py): a client, not the API
 REQUEST_ID = {"X-Request-ID": "test-1"}
 ROOT = SPEC_PATH.parent
 
@@ -61,9 +62,11 @@ def test_a_broken_spec_is_refused_by_the_validator() -> None:
 
 
 def flask_routes(app: Flask) -> set[tuple[str, str]]:
-    """Return every (METHOD, /path/{param}) the app routes, but HEAD, OPTIONS and static."""
+    """Return every (METHOD, /path/{param}) the app routes, but HEAD, OPTIONS, static and
+    the browser page's."""
     return {(method, re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule))
-            for rule in app.url_map.iter_rules() if rule.endpoint not in NOT_API
+            for rule in app.url_map.iter_rules()
+            if rule.endpoint not in NOT_API and not rule.endpoint.startswith(PAGES)
             for method in (rule.methods or set()) - IMPLICIT}
 
 

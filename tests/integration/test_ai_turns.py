@@ -12,7 +12,7 @@ from rq.job import Job, JobStatus
 
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
-from service.adapters.turn_queue import QUEUE_NAME, job_id
+from service.adapters.turn_queue import EXPERT_QUEUE_NAME, QUEUE_NAME, job_id
 from service.api.app import create_app
 from service.entrypoints.cli import main as spinner
 from service.rules.turns import legal_moves
@@ -93,6 +93,15 @@ def test_a_flushed_ai_turn_is_healed_by_the_next_read(client, redis_url, redis_c
         worker.stop()
 
 
+def _drop_other_turns(connection, kept: str) -> None:
+    """Empty the expert lane but for the job `kept`: the games tried before it may have
+    queued searches of their own, which a worker would take (for long) first."""
+    queue = Queue(EXPERT_QUEUE_NAME, connection=connection)
+    for other in set(queue.job_ids) - {kept}:
+        queue.remove(other)
+    assert queue.job_ids == [kept]
+
+
 def _game_where_the_ai_must_think(client, games) -> tuple[str, int]:
     """Create games until the AI seat (1) faces a real choice; return it and its version."""
     for seed in range(100):
@@ -113,10 +122,12 @@ def test_an_ai_turn_survives_a_worker_killed_mid_turn(redis_url, redis_client):
     services = build(settings)
     client = create_app({"TESTING": True}, services=services).test_client()
     game_id, version = _game_where_the_ai_must_think(client, services.games)
+    _drop_other_turns(redis_client, job_id(game_id, version))
     thinker = WorkerProcess(redis_url, ai_budget_s="30")  # mid-search when it is killed
     try:
         job = Job.fetch(job_id(game_id, version), connection=redis_client)
-        assert wait_until(lambda: job.get_status() == JobStatus.STARTED, 10)
+        # generous: a worker's start (imports, rq's scheduler) is slow on a loaded CI machine
+        assert wait_until(lambda: job.get_status() == JobStatus.STARTED, 60)
     finally:
         thinker.kill()
     rescuer = WorkerProcess(redis_url, ai_budget_s="0.05")

@@ -17,6 +17,7 @@ import pytest
 from service.entrypoints import processes
 from service.entrypoints.redis_server import RedisServer, free_port
 from tests.support.serve import (
+    LOOPBACK_ONLY,
     Serve,
     own_redis_env,
     play_until_the_ai_has_answered,
@@ -107,11 +108,20 @@ def test_spinner_serve_from_the_wheel_plays_a_move_and_its_worker_answers(venv, 
         python = [command for command in children if "redis-server" not in command]
         assert all(command.startswith(str(venv / "bin")) for command in python), children
         play_until_the_ai_has_answered(running.url)  # a human move, then the AI's through rq
+        assert_the_page_is_served(running.url)
         assert running.ctrl_c()[0] == 0
     finally:
         if running.process.poll() is None:
             running.kill()
     assert "Traceback" not in running.log.read_text()
+
+
+def assert_the_page_is_served(base: str) -> None:
+    """The browser page, its modules and its full rules come with the wheel (issue 20)."""
+    for path, text in (("/", "/web/js/game.js"), ("/web/js/game.js", "openStream"),
+                       ("/web/rules.md", "R26")):
+        with LOOPBACK_ONLY.open(base + path, timeout=10) as answer:
+            assert answer.status == 200 and text in answer.read().decode(), path
 
 
 def image_command(venv: Path, port: int) -> list[str]:

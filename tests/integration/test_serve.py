@@ -255,12 +255,14 @@ def test_many_open_streams_leave_the_service_answering(serve, tmp_path):
 
 
 def slow_to_load(redis_dir: Path, commands: int = 150_000) -> None:
-    """Leave in `redis_dir` an append-only file that takes a second or more to load: one
-    script whose every command (a union of a hundred members) is replayed one by one."""
+    """Leave in `redis_dir` an append-only file that takes a second or more to load: scripts
+    whose every command (a union of a hundred members) is replayed one by one. Each script is
+    short (a long one, on a loaded machine, outlasts Redis' script time limit: BUSY)."""
     with RedisServer(redis_dir) as server, redis.Redis(port=server.port) as client:
         client.sadd("big", *range(100))
-        client.eval("for _ = 1, tonumber(ARGV[1]) do redis.call('SUNIONSTORE', 'copy', 'big')"
-                    " end", 0, commands)
+        for _ in range(0, commands, 10_000):
+            client.eval("for _ = 1, tonumber(ARGV[1]) do redis.call('SUNIONSTORE', 'copy',"
+                        " 'big') end", 0, 10_000)
 
 
 def restarted_and_loading(running: Serve, killed: int) -> int:

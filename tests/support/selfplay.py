@@ -13,9 +13,10 @@ from operator import itemgetter
 from typing import Any, Final, Protocol, TypeAlias, TypeVar
 
 from service.game import events as ev
-from service.game.commands import Shuffle, create_game, make_move
+from service.game.commands import Shuffle
 from service.game.fairness import Shuffled
 from service.game.state import GameState, evolve, replay
+from service.game.variants import variant_of
 from service.rules.errors import IllegalMove
 from service.rules.hand import Hand, index_by_value
 from service.rules.matching import EXPOSES
@@ -23,7 +24,7 @@ from service.rules.moves import DRAW, PASS, Move
 from service.rules.opening import OPENING_RULES
 from service.rules.scoring import blocked_winner, points
 from service.rules.tiles import TILES, Tile
-from service.rules.turns import check_move, legal_moves, target_ends
+from service.rules.turns import check_move, target_ends
 
 T = TypeVar("T")
 
@@ -51,12 +52,12 @@ def pick(rng: Rng, options: Sequence[T]) -> T:
     return options[int(rng.random() * len(options))]
 
 
-def shuffler(rng: Rng) -> Shuffle:
-    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck (R5), with
-    no salt: a simulation commits to nothing."""
+def shuffler(rng: Rng, tiles: Sequence[Tile] = TILES) -> Shuffle:
+    """Return a Shuffle that deals every hand from a fresh uniformly shuffled deck of `tiles`
+    (R5; All Fives passes its 28, F3), with no salt: a simulation commits to nothing."""
     def shuffle(number: int) -> Shuffled:
-        keys = [rng.random() for _ in TILES]  # uniform: 53-bit random keys do not tie
-        return Shuffled([TILES[i] for i in sorted(range(len(TILES)), key=keys.__getitem__)])
+        keys = [rng.random() for _ in tiles]  # uniform: 53-bit random keys do not tie
+        return Shuffled([tiles[i] for i in sorted(range(len(tiles)), key=keys.__getitem__)])
     return shuffle
 
 
@@ -71,39 +72,46 @@ def match_rules(game: int, hands: int = 10) -> tuple[int, dict[str, Any]]:
     return 2 + (game // len(OPENING_RULES)) % 7, {"hands": hands, "opening": opening}
 
 
-class Watcher(Protocol):
-    """Follows a self-played match: `Checker` checks it, the bench samples positions."""
+S = TypeVar("S", contravariant=True)
+H = TypeVar("H", contravariant=True)
 
-    def start(self, state: GameState) -> None:
+
+class Watcher(Protocol[S, H]):
+    """Follows a self-played match of states `S` and hands `H`: `Checker` and All Fives'
+    `FivesChecker` check it, the bench samples positions."""
+
+    def start(self, state: S) -> None:
         """See the new match, its first hand dealt."""
 
-    def before(self, hand: Hand, seat: int, moves: list[Move]) -> None:
+    def before(self, hand: H, seat: int, moves: list[Move]) -> None:
         """See the position and the legal moves before the seat moves."""
 
-    def after(self, state: GameState, new: list[ev.Event]) -> None:
+    def after(self, state: S, new: list[ev.Event]) -> None:
         """See the events one move recorded."""
 
-    def finish(self, state: GameState, log: list[ev.Event]) -> None:
+    def finish(self, state: S, log: list[ev.Event]) -> None:
         """See the finished match and its whole log."""
 
 
 def play_random_match(seats: int, rules: dict[str, Any], rng: Rng, tally: Counter[str],
-                      checker: Watcher | None = None, *, sealed: bool = False,
-                      ) -> tuple[GameState, list[ev.Event]]:
-    """Play one match of random legal moves; count its events by type into `tally`."""
-    shuffle = shuffler(rng)
-    state, log = create_game(players(seats), rules, shuffle, AT, sealed=sealed)
+                      checker: Watcher[Any, Any] | None = None, *, sealed: bool = False,
+                      ) -> tuple[Any, list[ev.Event]]:
+    """Play one match of random legal moves of the variant `rules` name (`variants`); count
+    its events by type into `tally`."""
+    variant = variant_of(rules)
+    shuffle, legal, make = shuffler(rng, variant.tiles), variant.legal_moves, variant.make_move
+    state, log = variant.create_game(players(seats), rules, shuffle, AT, sealed=sealed)
     if checker:
         checker.start(state)
     while state.status == "playing":
         hand = state.hand
         assert hand is not None and hand.turn is not None  # make_move deals the next hand
         seat = hand.turn
-        moves = legal_moves(hand, seat)
+        moves = legal(hand, seat)
         if checker:
             checker.before(hand, seat, moves)
         move = moves[int(rng.random() * len(moves))]  # pick(rng, moves), inlined
-        new = make_move(state, seat, move, shuffle, AT, sealed=sealed)
+        new = make(state, seat, move, shuffle, AT, sealed=sealed)
         log += new
         if checker:
             checker.after(state, new)
@@ -113,7 +121,8 @@ def play_random_match(seats: int, rules: dict[str, Any], rng: Rng, tally: Counte
     return state, log
 
 
-def sweep(games: int, rng_for: Callable[[int], Rng], checker: Watcher | None = None,
+def sweep(games: int, rng_for: Callable[[int], Rng],
+          checker: Watcher[GameState, Hand] | None = None,
           *, hands: int = 10, sealed: bool = False) -> Counter[str]:
     """Play `games` matches (seats and opening rule cycling, see `match_rules`); tally events."""
     tally: Counter[str] = Counter()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import Protocol
 
 from service.rules.hand import Hand
 from service.rules.tiles import Tile
-from workers.ai.seat_view import SeatView
+from workers.ai.seat_view import SeatView, Void
 
 ATTEMPTS = 20
 Limit = tuple[frozenset[Tile], int]
@@ -16,7 +18,39 @@ Deal = tuple[list[list[Tile]], list[Tile]]
 """Every seat's tiles and the boneyard, top first."""
 
 
-def limits(view: SeatView) -> list[list[Limit]]:
+class Hidden(Protocol):
+    """What the sampler reads of a seat's view, Spinner's `SeatView` or All Fives'."""
+
+    @property
+    def seat(self) -> int:
+        """The seat whose view it is."""
+
+    @property
+    def seats(self) -> int:
+        """The number of seats."""
+
+    @property
+    def tiles(self) -> Sequence[Tile]:
+        """The seat's own tiles."""
+
+    @property
+    def tile_counts(self) -> Sequence[int]:
+        """How many tiles each seat holds."""
+
+    @property
+    def draws(self) -> Sequence[int]:
+        """How many tiles each seat has drawn this hand."""
+
+    @property
+    def history(self) -> Sequence[Void]:
+        """What others' draws and passes revealed they could not hold."""
+
+    @property
+    def unseen(self) -> list[Tile]:
+        """The tiles the seat cannot see, in a new list."""
+
+
+def limits(view: Hidden) -> list[list[Limit]]:
     """Return, per seat, what its draws and passes revealed it could not hold (R16)."""
     out: list[list[Limit]] = [[] for _ in range(view.seats)]
     for void in view.history:
@@ -24,7 +58,7 @@ def limits(view: SeatView) -> list[list[Limit]]:
     return out
 
 
-def deal_hidden(view: SeatView, rng: random.Random) -> Deal:
+def deal_hidden(view: Hidden, rng: random.Random) -> Deal:
     """Return a random deal of the unseen tiles that fits the counts and every void."""
     seat_limits = limits(view)
     for _ in range(ATTEMPTS):
@@ -36,7 +70,7 @@ def deal_hidden(view: SeatView, rng: random.Random) -> Deal:
     return relaxed
 
 
-def _try_deal(view: SeatView, seat_limits: list[list[Limit]], rng: random.Random) -> Deal | None:
+def _try_deal(view: Hidden, seat_limits: list[list[Limit]], rng: random.Random) -> Deal | None:
     pool = view.unseen
     rng.shuffle(pool)
     hands: list[list[Tile]] = [[] for _ in range(view.seats)]

@@ -1,0 +1,89 @@
+"""An All Fives match and its fold: the same events as Spinner's, plus `leader_drawn`, with
+the points of each play and of each hand's end added to the running totals (F15, F16)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from service.game import events as ev
+from service.game.state import SHARED_FOLD, Match, fold
+from service.rules.allfives.hand import FivesHand
+from service.rules.tiles import Tile
+
+LEADER_DRAWN: Final = "leader_drawn"
+"""F4: the tile each seat drew to choose the first leader (`tiles`, by seat); public."""
+
+
+class FivesState(Match[FivesHand]):
+    """Everything the log says about one All Fives match; built only by `evolve`.
+
+    Its fields are a Spinner `GameState`'s, so that what reads a state reads both.
+    """
+
+    __slots__ = ()
+
+    @property
+    def target(self) -> int:
+        """The total that wins the match (F15)."""
+        return int(self.rules["target"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the state as plain data, for snapshots and comparisons."""
+        return {
+            "players": self.players, "rules": self.rules, "version": self.version,
+            "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
+            "hand_seq": self.hand_seq, "totals": list(self.totals),
+            "scores": list(self.scores), "winners": list(self.winners), "status": self.status,
+            "hand_over": self.hand_over,
+        }
+
+
+def _hand(state: FivesState) -> FivesHand:
+    if state.hand is None:
+        raise ValueError("no hand has started")
+    return state.hand
+
+
+def _leader_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    """The draw is on the record; its outcome is the first `hand_started`'s leader (F4)."""
+
+
+def _hand_started(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    deck = list(map(Tile.parse, data["deck"]))
+    state.hand = FivesHand.deal(data["hand_number"], deck, data["leader"], state.seats)
+    state.hand_seq = state.version + 1
+    state.hand_over = False
+
+
+def _tile_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_draw(seat, Tile.parse(data["tile"]))
+
+
+def _tile_played(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_play(seat, Tile.parse(data["tile"]), data["end"], data["expose"],
+                            data["new_ends"])
+    state.totals[seat] += data["points"]
+
+
+def _passed(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    _hand(state).apply_pass(seat)
+
+
+_APPLY: dict[str, Callable[[FivesState, int | None, dict[str, Any]], None]] = {
+    **SHARED_FOLD, LEADER_DRAWN: _leader_drawn, ev.HAND_STARTED: _hand_started,
+    ev.TILE_DRAWN: _tile_drawn, ev.TILE_PLAYED: _tile_played, ev.PASSED: _passed,
+}
+
+
+def evolve(state: FivesState, event: ev.Event) -> FivesState:
+    """Apply one recorded event to the state and return it (one branch per event type)."""
+    return fold(_APPLY, (event,), state)
+
+
+def replay(events: Iterable[ev.Event], state: FivesState | None = None) -> FivesState:
+    """Fold `events` into `state` (a fresh match by default): the same events, the same state."""
+    return fold(_APPLY, events, FivesState() if state is None else state)

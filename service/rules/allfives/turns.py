@@ -1,0 +1,98 @@
+"""What a seat may do now in All Fives (F6-F8, F11) and why anything else is refused."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from service.rules.allfives.hand import FivesHand
+from service.rules.allfives.tiles import check_in_set
+from service.rules.errors import IllegalMove, OutOfTurn
+from service.rules.matching import EXPOSES, PLAYABLE_ON
+from service.rules.moves import DRAW, PASS, Move
+from service.rules.turns import PLAYS
+
+
+def _end_values(hand: FivesHand) -> int:
+    """The values of the open ends as a bit set, bit v for v."""
+    mask = 0
+    for value in hand.ends.values():
+        mask |= 1 << value
+    return mask
+
+
+def has_play(hand: FivesHand, seat: int) -> bool:
+    """Return whether the seat holds a tile it can play on an open end (F7, F11)."""
+    mask = _end_values(hand)
+    return any(PLAYABLE_ON[tile.index] & mask for tile in hand.tiles[seat])
+
+
+def legal_moves(hand: FivesHand, seat: int) -> list[Move]:
+    """Return every move F11 allows the seat now; empty when it is not its turn."""
+    if hand.turn != seat:
+        return []
+    held = hand.tiles[seat]
+    if not hand.layout:  # F6: any tile leads, alone in the middle
+        return [Move("play", tile, None, None) for tile in held]
+    ends, mask = hand.ends, 0
+    for value in ends.values():  # _end_values, inlined: this path is hot
+        mask |= 1 << value
+    plays: list[Move] = []
+    for tile in held:
+        if PLAYABLE_ON[tile.index] & mask:
+            row, cached = EXPOSES[tile.index], PLAYS[tile.index]
+            for end, value in ends.items():
+                if row[value]:
+                    plays += cached[end][value]
+    return plays or [DRAW if hand.boneyard else PASS]
+
+
+def check_move(hand: FivesHand, seat: int, move: Move) -> Move:
+    """Return the move with its `expose` filled in, or raise the RuleError it breaks."""
+    if hand.turn != seat:
+        raise OutOfTurn("F2", f"it is seat {hand.turn}'s turn, not seat {seat}'s")
+    return _check_play(hand, seat, move) if move.action == "play" else _check_no_play(
+        hand, seat, move)
+
+
+def _check_no_play(hand: FivesHand, seat: int, move: Move) -> Move:
+    """A draw or a pass: only with no legal play, a draw while the boneyard lasts (F11)."""
+    if not hand.layout:
+        raise IllegalMove("F6", "the leader plays first: any tile of its hand")
+    if has_play(hand, seat):
+        raise IllegalMove("F11", f"no {move.action} while you have a legal play")
+    if (move.action == "draw") != bool(hand.boneyard):
+        raise IllegalMove("F11", "the boneyard is empty; pass instead" if move.action == "draw"
+                          else "you have no play, so you must draw before passing")
+    return move
+
+
+def _check_play(hand: FivesHand, seat: int, move: Move) -> Move:
+    _, tile, end, expose = move
+    assert tile is not None
+    if tile not in hand.tiles[seat]:
+        check_in_set(tile)  # F1 first: a tile of no double-six set is held by nobody
+        raise IllegalMove("F11", f"you do not hold {tile}")
+    if not hand.layout:
+        if end is not None or expose is not None:
+            raise IllegalMove("F6", "the lead lies alone in the middle: no end, no expose")
+        return move
+    value = hand.ends.get(end or "")
+    if value is None:
+        _refuse_end(hand, end)
+    exposes = EXPOSES[tile.index][value]
+    if not exposes:
+        raise IllegalMove("F7", f"{tile} does not match the {value} on end {end}")
+    if expose is None:
+        return move._replace(expose=exposes[0])
+    if expose != exposes[0]:
+        raise IllegalMove("F7", f"{tile} on end {end} leaves {exposes[0]}, not {expose}")
+    return move
+
+
+def _refuse_end(hand: FivesHand, end: str | None) -> NoReturn:
+    if end is None:
+        raise IllegalMove("F8", "name the open end to play on")
+    if end in hand.sides:
+        raise IllegalMove("F8", f"{end} is a narrow side of the spinner: it opens once both "
+                                "long ends are covered")
+    raise IllegalMove("F8", f"{end!r} is not an open end")

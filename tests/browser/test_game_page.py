@@ -1,0 +1,129 @@
+"""Issue 20, points 2, 3 and 5: a game against the AI in the browser, by clicking and by
+keys, a refused move's explanation, a reload mid-hand, 375 px wide; no console errors."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import Console
+from tests.browser.table import YOUR_MOVE, Table
+from tests.support.serve import call
+
+GAMES_FOR_A_CHOICE = 4
+"""Deals are random (a seed is mixed with the random game id), so a game may pass with no
+chance to leave a spinner half's value open (R14): about one in eight, playing for one."""
+
+
+def test_a_whole_one_hand_game_against_greedy_by_clicking(page: Page, live: str,
+                                                          console: Console) -> None:
+    for _ in range(GAMES_FOR_A_CHOICE):
+        table = Table(page, live).start(name="Ann")
+        table.play_to_the_end()
+        if table.exposures:
+            break
+    assert table.exposures, "no spinner exposure choice arose"
+    final = table.api_state()
+    assert final["status"] == "finished"
+    shown_totals = page.locator("#match-end tbody td").all_inner_texts()
+    assert [int(t) for t in shown_totals] == [p["total"] for p in final["players"]]
+    winners = " and ".join("You" if s == 0 else final["players"][s]["name"]
+                           for s in final["winners"])
+    expect(page.locator("#match-end .winners")).to_have_text(f"Winner: {winners}")
+    hand_points = page.locator("#hand-end tbody tr td:last-child").all_inner_texts()
+    assert [int(p) for p in hand_points] == final["scores"][0]["points"]
+    assert console.errors == []
+
+
+def test_every_move_by_the_ai_is_shown_one_by_one(page: Page, live: str,
+                                                  console: Console) -> None:
+    """Three AI seats answer a move within milliseconds; with a pause between moves (here
+    200 ms), the table shows each of their versions in turn, and each in the moves list."""
+    table = Table(page, live).start(opponents=3, pace_ms=200)
+    page.evaluate(WATCH_VERSIONS)
+    for _ in range(2):
+        table.wait_for_my_move()
+        table.take_turn()
+        table.moved()
+    table.wait_for_my_move()
+    seen = [int(v) for v in page.evaluate("window.versionsSeen")]
+    after = [v for v in seen if v > table.shown]
+    assert after == list(range(table.shown + 1, table.version() + 1))  # each one, in order
+    assert len(after) >= 3
+    lines = page.locator("#moves li").all_inner_texts()
+    assert all(any(line.startswith(f"AI {n} ") for line in lines) for n in (1, 2, 3))
+    assert console.errors == []
+
+
+WATCH_VERSIONS = """() => {
+  const shown = document.querySelector("#version");
+  window.versionsSeen = [];
+  new MutationObserver(() => {
+    const seen = window.versionsSeen;
+    if (seen.at(-1) !== shown.textContent) seen.push(shown.textContent);
+  }).observe(shown, {childList: true, characterData: true, subtree: true});
+}"""
+"""Keep each version the page shows, in order (Playwright evaluates it, past the CSP)."""
+
+
+def test_a_refused_move_shows_the_services_explanation(page: Page, live: str,
+                                                       console: Console) -> None:
+    """The seat moves from elsewhere (the API) while this page still shows the version
+    before: the page's move at that version is refused (412), and it says why."""
+    table = Table(page, live).start(pace_ms=2000)
+    table.wait_for_my_move()
+    shown = table.version()
+    state = table.api_state()
+    status, _, _ = call("POST", f"{live}/v1/games/{table.game_id}/moves",
+                        state["legal_moves"][0], table.token)
+    assert status == 200
+    table.take_turn()  # from the page, still at `shown` for the 2 s pause
+    expect(page.locator("#problem")).to_contain_text("The game has moved on")
+    assert table.version() == shown
+    expect(page.locator("#version")).not_to_have_text(str(shown))  # then it catches up
+    assert console.unexpected("status of 412") == []
+
+
+@pytest.mark.viewport(375, 740)
+def test_a_reload_mid_hand_resumes_and_play_goes_on_at_375_px(page: Page, live: str,
+                                                              console: Console) -> None:
+    table = Table(page, live).start()
+    for _ in range(2):
+        table.wait_for_my_move()
+        table.take_turn()
+        table.moved()
+    table.wait_for_my_move()
+    before = (table.version(), page.locator("#hand button").all_inner_texts())
+    page.reload()
+    page.wait_for_selector(YOUR_MOVE)
+    assert (table.version(), page.locator("#hand button").all_inner_texts()) == before
+    assert table.held()["token"] == table.token
+    assert page.evaluate("localStorage.length") == 0 and table.token not in page.url
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    keyboard_move(page, table)
+    table.wait_for_my_move()
+    table.take_turn()
+    table.moved()
+    assert console.errors == []
+
+
+def keyboard_move(page: Page, table: Table) -> None:
+    """Make a move with the keyboard only (Tab to a button, Enter), its focus visible: a
+    tile's Enter moves the focus to its first end, an end's to its first value if asked."""
+    table.shown = table.version()
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate(FOCUSED_MOVE):
+            break
+    assert page.evaluate(FOCUSED_MOVE)
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    on_tile = page.evaluate("document.activeElement.matches('#hand button')")
+    page.keyboard.press("Enter")
+    if on_tile:
+        page.keyboard.press("Enter")
+        if page.locator("#choice button[data-expose]").count():
+            page.keyboard.press("Enter")
+    table.moved()
+
+
+FOCUSED_MOVE = "document.activeElement.matches('#hand button, #draw, #pass')"

@@ -1,0 +1,24 @@
+"""The All Fives AI levels by name, each a pure function of one seat's view (R25)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from service.rules.moves import Move
+from workers.ai.allfives import expert, greedy
+from workers.ai.allfives.view import FivesView
+
+FivesStrategy = Callable[[FivesView, random.Random, float], Move]
+
+FIVES_STRATEGIES: dict[str, FivesStrategy] = {
+    "random": lambda view, rng, budget_s: rng.choice(view.legal_moves),
+    "greedy": lambda view, rng, budget_s: greedy.choose(view),
+    "expert": expert.choose,
+}
+
+
+def choose_fives_move(level: str, view: FivesView, rng: random.Random,
+                      budget_s: float = 0.3) -> Move:
+    """Return the move the All Fives AI of `level` makes from `view` within `budget_s`."""
+    return FIVES_STRATEGIES[level](view, rng, budget_s)
