@@ -8,6 +8,7 @@ from functools import cache
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.game.events import Event
+from service.game.lifecycle import TIMEOUT_LEVEL
 from service.game.state import GameState
 from service.rules.moves import Move
 from service.usecases.ai_turns import EXPERT
@@ -62,3 +63,14 @@ def take_ai_turn(game_id: str, version: int) -> bool:
 def deliver_notification(game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
     """Make one try to deliver a notification of the game (rq retries a failed one)."""
     services().notifier.deliver(game_id, webhook_id, payload, made_at)
+
+
+def run_out_clock(game_id: str, version: int) -> bool:
+    """Time out the human seat to move at `version`, moving for it as the `random` AI does
+    (API.md "Turn clocks"); a stale clock (the game moved on) does nothing."""
+    rng = random.Random(f"{game_id}:{version}:clock")
+
+    def choose(state: GameState, seat: int, hand_log: list[Event], left_s: float) -> Move:
+        return choose_move(TIMEOUT_LEVEL, seat_view(state, seat, hand_log), rng, left_s)
+
+    return services().games.run_out_clock(game_id, version, choose)

@@ -20,6 +20,8 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 from rq import Queue
 
+from service.adapters.turn_queue import pending_clocks
+
 HTTP_REQUESTS = Counter("spinner_http_requests", "HTTP requests answered, by route and status",
                         ["method", "route", "status"])
 HTTP_SECONDS = Histogram("spinner_http_request_duration_seconds",
@@ -31,6 +33,8 @@ APPEND_CONFLICTS = Counter("spinner_append_conflicts",
                            "Appends that lost a race to another append (ConcurrencyError)")
 TURNS_NOT_QUEUED = Counter("spinner_ai_turns_not_queued",
                            "AI turns not queued after their append (a read or the sweep heals)")
+TIMEOUTS_FIRED = Counter("spinner_turn_timeouts",
+                         "Turn clocks that ran out: a turn_timed_out and the move made for it")
 REPLAY_SECONDS = Histogram("spinner_replay_seconds",
                            "Time to load a game and replay it from its latest snapshot",
                            buckets=(.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
@@ -49,7 +53,8 @@ WEBHOOK_SECONDS = Histogram(
 
 class PrometheusMeter:
     """The use cases' meter: loads into `spinner_replay_seconds`, lost races into
-    `spinner_append_conflicts`, AI turns not queued into `spinner_ai_turns_not_queued`."""
+    `spinner_append_conflicts`, AI turns not queued into `spinner_ai_turns_not_queued`,
+    timeouts into `spinner_turn_timeouts`."""
 
     def replay_timer(self) -> AbstractContextManager[object]:
         """Return a context that observes its duration in REPLAY_SECONDS."""
@@ -63,9 +68,14 @@ class PrometheusMeter:
         """Count one AI turn not queued after its append in TURNS_NOT_QUEUED."""
         TURNS_NOT_QUEUED.inc()
 
+    def timeout_fired(self) -> None:
+        """Count one turn clock that ran out in TIMEOUTS_FIRED."""
+        TIMEOUTS_FIRED.inc()
+
 
 class QueueCollector(Collector):
-    """The AI-turn queues' depth and failed jobs (both lanes), read from Redis at scrape time."""
+    """The AI-turn queues' depth and failed jobs (both lanes) and the turn clocks waiting for
+    their deadline, read from Redis at scrape time."""
 
     def __init__(self, *queues: Queue) -> None:
         self.queues = queues
@@ -75,12 +85,16 @@ class QueueCollector(Collector):
         try:
             depth = sum(queue.count for queue in self.queues)
             failed = sum(queue.failed_job_registry.count for queue in self.queues)
+            clocks = sum(pending_clocks(queue) for queue in self.queues)
         except redis.RedisError:
             return
         yield GaugeMetricFamily("spinner_ai_queue_depth", "AI turn jobs waiting in the queue",
                                 value=depth)
         yield GaugeMetricFamily("spinner_ai_failed_jobs", "AI turn jobs in rq's failed registry",
                                 value=failed)
+        yield GaugeMetricFamily("spinner_turn_clocks_pending",
+                                "Turn clocks scheduled and waiting for their deadline",
+                                value=clocks)
 
 
 def exposition(queues: Iterable[Queue], accept: str) -> tuple[bytes, str]:

@@ -39,6 +39,8 @@ class Settings:
     # among its client's open AI games
     ai_expert_calm_queue: int = 1  # expert turns waiting in the queue at which an expert
     # still searches its whole budget; with more waiting it searches a share of it
+    turn_seconds_min: int = 10  # the shortest `rules.turn_seconds` a creation may ask for;
+    # API.md says 10: tests alone lower it, to run clocks out fast
     stream_keepalive_s: float = 15.0
     stream_ticket_ttl_s: float = 60.0  # a stream ticket opens its game's stream this long
     max_body_bytes: int = 64 * 1024

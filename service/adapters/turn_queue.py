@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import redis
 from rq import Queue, Retry
@@ -29,12 +32,27 @@ EXPERT_QUEUE_NAME = "ai-turns-expert"
 fast one first, and `spinner serve` runs a worker of the fast lane alone, so that a quick
 reply never waits behind searches."""
 JOB_PREFIX = "ai-turn-"
+CLOCK_PREFIX = "turn-clock-"
+"""The jobs of turn clocks (API.md "Turn clocks"), in the fast lane: a timed-out seat's move
+is the `random` AI's."""
 log = logging.getLogger("spinner.queue")
 
 
 def job_id(game_id: str, version: int) -> str:
     """Return the id of the AI turn job due at `version` of a game."""
     return f"{JOB_PREFIX}{game_id}-{version}"
+
+
+def clock_job_id(game_id: str, version: int) -> str:
+    """Return the id of the turn clock job of the human turn due at `version` of a game."""
+    return f"{CLOCK_PREFIX}{game_id}-{version}"
+
+
+def pending_clocks(queue: Queue) -> int:
+    """Return how many turn clocks of `queue` wait in rq's scheduled registry for their
+    deadline."""
+    key = queue.scheduled_job_registry.key
+    return sum(1 for _ in queue.connection.zscan_iter(key, match=f"{CLOCK_PREFIX}*"))
 
 
 def turn_of(job: str) -> tuple[str, int] | None:
@@ -66,6 +84,29 @@ class RqTurnQueue:
                 timeout=self.settings.ai_job_timeout_s,
                 retry=Retry(max=self.settings.ai_job_retries, interval=1),
                 result_ttl=600, failure_ttl=24 * 3600)
+
+    @reachable
+    def schedule_clock(self, game_id: str, version: int, due: float) -> None:
+        """Have `workers.jobs.run_out_clock(game_id, version)` run at `due` (Unix time) by
+        rq's scheduler, or at once if it is past, unless a job for it exists already; raise
+        StoreUnavailable when the queue's Redis cannot take it now."""
+        options: dict[str, Any] = {
+            "args": (game_id, version), "job_id": clock_job_id(game_id, version),
+            "unique": True, "job_timeout": self.settings.ai_job_timeout_s,
+            "retry": Retry(max=self.settings.ai_job_retries, interval=1),
+            "result_ttl": 600, "failure_ttl": 24 * 3600}
+        with contextlib.suppress(DuplicateJobError):
+            if due <= time.time():
+                self.queue.enqueue("workers.jobs.run_out_clock", **options)
+            else:
+                self.queue.enqueue_at(datetime.fromtimestamp(due, UTC),
+                                      "workers.jobs.run_out_clock", **options)
+
+    def heal_clock(self, game_id: str, version: int, due: float) -> None:
+        """Schedule the turn clock again if its job is lost, as `heal_turn` does for an AI
+        turn (a clock's job waits in rq's scheduled registry until `due`)."""
+        self._heal_job(clock_job_id(game_id, version), FAST,
+                       lambda: self.schedule_clock(game_id, version, due))
 
     def heal_turn(self, game_id: str, version: int, lane: str = FAST) -> None:
         """Queue the turn again if its job is lost: gone, failed, or left for
@@ -101,16 +142,22 @@ class RqTurnQueue:
 
     def _heal(self, game_id: str, version: int, lane: str) -> bool:
         """Queue the turn again if its job is lost; return whether it was."""
-        job, now = job_id(game_id, version), time.time()
+        return self._heal_job(job_id(game_id, version), lane,
+                              lambda: self.enqueue_turn(game_id, version, lane))
+
+    def _heal_job(self, job: str, lane: str, again: Callable[[], None]) -> bool:
+        """Delete the job `job` of `lane` and call `again` if the job is lost; return whether
+        it was."""
+        now = time.time()
         try:
             sighting = self.locators[lane].sight(job, now)
             if not sighting.lost(now, self.settings.ai_stuck_after_s):
                 return False
-            log.info("the AI turn %s was lost: queueing it again", job)
+            log.info("the job %s was lost: queueing it again", job)
             self._forget(job, lane)
-            self.enqueue_turn(game_id, version, lane)
+            again()
         except (redis.RedisError, StoreUnavailable, ValueError) as error:
-            log.warning("could not check the AI turn %s: %r", job, error)
+            log.warning("could not check the job %s: %r", job, error)
             return False
         return True
 
@@ -123,5 +170,6 @@ class RqTurnQueue:
         with self.connection.pipeline(transaction=True) as forget:
             forget.lrem(queue.key, 0, job)
             forget.lrem(queue.intermediate_queue_key, 0, job)
+            forget.zrem(queue.scheduled_job_registry.key, job)
             forget.delete(Job.key_for(job), self.locators[lane].mark_key(job))
             forget.execute()

@@ -38,6 +38,7 @@ ANSWERS: dict[type[refusals.Refusal], type[problems.Problem]] = {
     refusals.IllegalMove: problems.Unprocessable,
     refusals.TooManyAiGames: problems.TooManyAiGames,
     refusals.RefusedNotifyUrl: problems.BadRequest,
+    refusals.SeatLeft: problems.SeatLeft,
 }
 """The one place where each refusal of the use cases gets its status and problem type."""
 

@@ -17,6 +17,7 @@ from service.usecases.seat_views import View
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
 _create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
+_leave_in = schemas.LeaveIn()
 
 
 def state_body(view: View) -> dict[str, Any]:
@@ -84,6 +85,15 @@ def post_move(game_id: str) -> Response:
         kept = InvalidRequest(refused.detail, **refused.extra)
         return state_answer(games().refuse_move(game_id, seat, key, req.body_digest(), kept))
     return state_answer(games().move(game_id, seat, body, if_match, key))
+
+
+@bp.post("/games/<game_id>/leave")
+def leave(game_id: str) -> Response:
+    """Hand the caller's seat to an AI for the rest of the match (API.md "Leaving")."""
+    seat = caller_seat(game_id, required=True)
+    assert seat is not None
+    body = req.load_body(_leave_in)
+    return state_answer(games().leave(game_id, seat, body["replace_with"]))
 
 
 @bp.get("/games/<game_id>/events")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import current_app, has_app_context
 from marshmallow import (
     Schema,
     ValidationError,
@@ -25,6 +26,8 @@ from service.rules.opening import OPENING_RULES
 from service.rules.tiles import Tile
 
 LEVELS = ("random", "greedy", "expert")
+TURN_SECONDS_MAX = 604800
+"""The longest turn clock, a week (API.md "Turn clocks")."""
 
 
 def unicode_text(text: str) -> None:
@@ -75,13 +78,38 @@ class PlayerIn(Schema):
         return data
 
 
+def turn_seconds_floor() -> int:
+    """The shortest turn clock a creation may ask for: 10 s (API.md), unless the app's
+    TURN_SECONDS_MIN, a setting for tests only, lowers it."""
+    if not has_app_context():
+        return 10
+    floor: int = current_app.extensions["spinner"].settings.turn_seconds_min
+    return floor
+
+
+def _turn_seconds_in_range(value: int) -> None:
+    floor = turn_seconds_floor()
+    if not floor <= value <= TURN_SECONDS_MAX:
+        raise ValidationError(f"turn_seconds is an integer {floor}-{TURN_SECONDS_MAX}")
+
+
 class RulesIn(Schema):
-    """The game options of RULES.md: hands (R7) and opening (R9)."""
+    """The game options of RULES.md, hands (R7) and opening (R9), and those of API.md "Turn
+    clocks": `turn_seconds` (absent: no clock), `timeouts_to_leave` (with a clock, default 3)."""
 
     hands = StrictInt(load_default=10,
                       validate=validate.Range(1, 10, error="a match has 1 to 10 hands (R7)"))
     opening = fields.String(load_default="draw", validate=validate.OneOf(
         OPENING_RULES, error=f"the opening is {' or '.join(OPENING_RULES)} (R9)"))
+    turn_seconds = StrictInt(validate=_turn_seconds_in_range)
+    timeouts_to_leave = StrictInt(validate=validate.Range(
+        1, 10, error="timeouts_to_leave is an integer 1-10"))
+
+    @post_load
+    def _default_timeouts(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if "turn_seconds" in data:
+            data.setdefault("timeouts_to_leave", 3)
+        return data
 
 
 class NotifyIn(Schema):
@@ -111,6 +139,12 @@ class CreateGameIn(Schema):
         if data["rules"] is None:
             data["rules"] = RulesIn().load({})
         return data
+
+
+class LeaveIn(Schema):
+    """`POST /v1/games/{id}/leave`: the AI level that takes the seat over (API.md "Leaving")."""
+
+    replace_with = fields.String(required=True, validate=validate.OneOf(LEVELS))
 
 
 class MoveIn(Schema):
@@ -223,6 +257,8 @@ class RulesOut(Schema):
 
     hands = fields.Integer()
     opening = fields.String()
+    turn_seconds = fields.Integer()
+    timeouts_to_leave = fields.Integer()
 
 
 OWN_FIELDS = ("seat", "hand", "legal_moves")
@@ -245,6 +281,7 @@ class StateOut(Schema):
     players = fields.List(fields.Nested(PlayerOut))
     scores = fields.List(fields.Nested(HandScoreOut))
     winners = fields.List(fields.Integer())
+    turn_deadline = fields.String(allow_none=True)
     seat = fields.Integer()
     hand = fields.List(fields.String())
     legal_moves = fields.List(fields.Nested(MoveOut))

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from service.game import events as ev
 from service.game.allfives.state import LEADER_DRAWN
 from service.game.fairness import Shuffled, commitment_holds
-from service.game.variants import variant_of
+from service.game.lifecycle import LifecycleError, leave, time_out
+from service.game.state import Match
+from service.game.variants import Variant, variant_of
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.tiles import Tile
 
 ACTIONS = (ev.TILE_PLAYED, ev.TILE_DRAWN, ev.PASSED)
+DECIDED = (*ACTIONS, ev.TURN_TIMED_OUT, ev.SEAT_LEFT)
+"""The events that open a decision: a move, a timeout (and the move made for it), a leave."""
 
 
 @dataclass(frozen=True)
@@ -67,17 +72,29 @@ class _Checker:
         finding = self._compare(produced)
         while finding is None and self.pos < len(self.events):
             event = self.events[self.pos]
-            if state.status == "finished" or event["type"] not in ACTIONS:
+            if state.status == "finished" or event["type"] not in DECIDED:
                 return Finding(event["seq"], f"{event['type']} does not follow from the log")
             try:
-                produced = variant.make_move(state, event["seat"], _move(event),
-                                             decks.__getitem__, event["at"])
+                produced = self._decide(variant, state, event, decks)
             except RuleError as error:
                 return Finding(event["seq"], f"an illegal move ({error.detail})")
+            except LifecycleError as error:
+                return Finding(event["seq"], f"{event['type']} is not allowed here ({error})")
             finding = self._compare(produced)
         if finding is None and state.status != "finished":
             return Finding(len(self.events), "the match never ended")
         return finding
+
+    def _decide(self, variant: Variant, state: Match[Any], event: ev.Event,
+                decks: dict[int, Shuffled]) -> list[ev.Event]:
+        """Re-decide the decision `event` opens on `state`; return the events it records."""
+        if event["type"] == ev.TURN_TIMED_OUT:  # API.md "Turn clocks": the move follows it
+            return time_out(state, _move(self.events[self.pos + 1]), decks.__getitem__,
+                            event["at"])
+        if event["type"] == ev.SEAT_LEFT:
+            return leave(state, event["seat"], event["data"]["level"], event["at"])
+        return variant.make_move(state, event["seat"], _move(event), decks.__getitem__,
+                                 event["at"])
 
     def _compare(self, produced: list[ev.Event]) -> Finding | None:
         for mine in produced:

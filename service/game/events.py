@@ -20,6 +20,8 @@ PASSED: Final = "passed"
 OBLIGATION_LIFTED: Final = "obligation_lifted"
 HAND_ENDED: Final = "hand_ended"
 GAME_ENDED: Final = "game_ended"
+TURN_TIMED_OUT: Final = "turn_timed_out"
+SEAT_LEFT: Final = "seat_left"
 
 
 def canonical_json(value: Any) -> bytes:

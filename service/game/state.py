@@ -25,7 +25,7 @@ class Match(Generic[H]):
     and whose turn it is."""
 
     __slots__ = ("players", "rules", "version", "last_hash", "hand", "hand_seq", "totals",
-                 "scores", "winners", "status", "hand_over")
+                 "scores", "winners", "status", "hand_over", "turn_at", "timeouts", "timing_out")
 
     def __init__(self) -> None:
         self.players: list[dict[str, Any]] = []
@@ -39,6 +39,9 @@ class Match(Generic[H]):
         self.winners: list[int] = []
         self.status = "playing"
         self.hand_over = False  # whether the current hand has been scored
+        self.turn_at: str | None = None  # with a turn clock, the `at` of the last event
+        self.timeouts: list[int] = []  # consecutive timeouts by seat (API.md "Turn clocks")
+        self.timing_out: int | None = None  # the seat whose timed-out move is to follow
 
     @property
     def seats(self) -> int:
@@ -75,6 +78,7 @@ class GameState(Match[Hand]):
             "hand_seq": self.hand_seq,
             "totals": list(self.totals), "scores": list(self.scores),
             "winners": list(self.winners), "status": self.status,
+            "turn_at": self.turn_at, "timeouts": list(self.timeouts),
         }
 
     @classmethod
@@ -87,6 +91,8 @@ class GameState(Match[Hand]):
         state.hand_seq = data["hand_seq"]
         state.totals, state.scores = list(data["totals"]), list(data["scores"])
         state.winners, state.status = list(data["winners"]), data["status"]
+        state.turn_at = data.get("turn_at")  # absent from snapshots older than turn clocks
+        state.timeouts = list(data.get("timeouts") or [0] * len(state.players))
         state.hand_over = bool(state.scores and state.hand
                                and state.scores[-1]["hand_number"] == state.hand.number)
         return state
@@ -104,12 +110,14 @@ class Record(Protocol):
     winners: list[int]
     status: str
     hand_over: bool
+    timeouts: list[int]
 
 
 def _game_created(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.players = [dict(p) for p in data["players"]]
     state.rules = dict(data["rules"])
     state.totals = [0] * len(state.players)
+    state.timeouts = [0] * len(state.players)
 
 
 def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -127,17 +135,20 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
         hand.apply_search_draw(seat, tile)
     else:
         hand.apply_draw(seat, tile)
+        _acted(state, seat)
 
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
                                           data["expose"], data["new_ends"])
+    _acted(state, seat)
 
 
 def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_pass(seat)
+    _acted(state, seat)
 
 
 def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -156,6 +167,27 @@ def _game_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.status = "finished"
 
 
+def _turn_timed_out(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None
+    state.timeouts = [n + (s == seat) for s, n in enumerate(state.timeouts)]
+    state.timing_out = seat
+
+
+def _seat_left(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+    assert seat is not None  # the seat is an AI's from now on (API.md "Leaving")
+    state.players = [{**p, "kind": "ai", "level": data["level"]} if s == seat else p
+                     for s, p in enumerate(state.players)]
+
+
+def _acted(state: GameState, seat: int) -> None:
+    """Count a seat's move: the one a timeout made for it, else its own, which ends its run
+    of consecutive timeouts."""
+    if state.timing_out == seat:
+        state.timing_out = None
+    elif state.timeouts[seat]:
+        state.timeouts = [0 if s == seat else n for s, n in enumerate(state.timeouts)]
+
+
 def _no_hand() -> NoReturn:
     """Refuse an event that needs a hand before any has started (`state.hand or _no_hand()`)."""
     raise ValueError("no hand has started")
@@ -165,7 +197,7 @@ _APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {
     ev.GAME_CREATED: _game_created, ev.HAND_STARTED: _hand_started,
     ev.TILE_DRAWN: _tile_drawn, ev.TILE_PLAYED: _tile_played, ev.PASSED: _passed,
     ev.OBLIGATION_LIFTED: _obligation_lifted, ev.HAND_ENDED: _hand_ended,
-    ev.GAME_ENDED: _game_ended,
+    ev.GAME_ENDED: _game_ended, ev.TURN_TIMED_OUT: _turn_timed_out, ev.SEAT_LEFT: _seat_left,
 }
 
 
@@ -192,6 +224,8 @@ def evolve(state: GameState, event: ev.Event) -> GameState:
     """Apply one recorded event to the state and return it (one branch per event type)."""
     _APPLY[event["type"]](state, event.get("seat"), event["data"])
     state.version += 1
+    if "turn_seconds" in state.rules:  # a fact of the log: replay reads no clock (R26)
+        state.turn_at = event.get("at")
     state.last_hash = event.get("hash", state.last_hash)
     return state
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from service.game import events as ev
+from service.game.lifecycle import deadline_text
 from service.game.state import Match
 from service.game.variants import variant_of
 
@@ -26,6 +27,7 @@ def table(state: Match[Any]) -> dict[str, Any]:
         "layout": _layout(state), "obligations": _obligations(state),
         "players": [_player(state, s) for s in range(state.seats)],
         "scores": list(state.scores), "winners": list(state.winners),
+        "turn_deadline": deadline_text(state),
     }
 
 

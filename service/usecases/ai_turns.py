@@ -10,6 +10,7 @@ from datetime import datetime
 from service.game import events as ev
 from service.game.state import GameState
 from service.rules.moves import Move
+from service.usecases import clocks
 from service.usecases.ai_caps import parse_turn, turn_name
 from service.usecases.clients import Client
 from service.usecases.context import Context
@@ -51,9 +52,11 @@ def queue_due(ctx: Context, game_id: str, state: GameState) -> None:
     while its client has as many AI turns queued as it may; stop counting a game that
     ended against its client's open AI games. It follows an append that landed, so it never
     fails: a turn it cannot queue is logged and counted, and the game's next read (`heal`)
-    or the worker's sweep queues it."""
+    or the worker's sweep queues it. A human seat to move under a turn clock has its clock
+    scheduled instead (a read heals one not scheduled)."""
     try:
         if not ai_to_move(state):
+            clocks.schedule(ctx, game_id, state)
             client = client_of(ctx, game_id)
             if client is not None and state.status != "playing":
                 ctx.caps.ledger.release_game(client, game_id)
@@ -82,8 +85,9 @@ def heal(ctx: Context, game_id: str, state: GameState) -> None:
     """Queue the AI turn due now again if its job is lost (see TurnQueue.heal_turn). The
     turn counts against its client's cap first, as in `queue_due` (a read between the append
     and its `queue_due` must not queue a turn past the cap): a deferred turn has no job, and
-    waits for its turn."""
+    waits for its turn. A lost turn clock is scheduled again."""
     if not ai_to_move(state):
+        clocks.heal(ctx, game_id, state)
         return
     try:
         if not admit(ctx, game_id, state):

@@ -118,3 +118,8 @@ class TooManyAiGames(Refusal):
 
 class BadTicket(Refusal):
     """The stream ticket is no live ticket of this game (unknown, expired, another game's)."""
+
+
+class SeatLeft(Refusal):
+    """The seat has left the match (API.md "Leaving"): an AI moves for it, and it cannot
+    leave again."""

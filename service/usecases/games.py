@@ -6,7 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 from service.game import events as ev
-from service.usecases import ai_turns, creation, following, moves, reading, seats, stream_tickets
+from service.usecases import (
+    ai_turns,
+    creation,
+    following,
+    leaving,
+    moves,
+    reading,
+    seats,
+    stream_tickets,
+    timeouts,
+)
 from service.usecases.ai_caps import AiCaps
 from service.usecases.clients import Client
 from service.usecases.context import Context
@@ -94,3 +104,11 @@ class Games:
     def drain_deferred(self) -> int:
         """See `ai_turns.drain_all`."""
         return ai_turns.drain_all(self.ctx)
+
+    def leave(self, game_id: str, seat: int, level: str) -> View:
+        """See `leaving.leave`."""
+        return leaving.leave(self.ctx, game_id, seat, level)
+
+    def run_out_clock(self, game_id: str, version: int, choose: ai_turns.Chooser) -> bool:
+        """See `timeouts.run_out`."""
+        return timeouts.run_out(self.ctx, game_id, version, choose)

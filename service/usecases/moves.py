@@ -10,7 +10,7 @@ from service.game.state import GameState
 from service.usecases import idempotency
 from service.usecases.ai_turns import queue_due
 from service.usecases.context import Context
-from service.usecases.errors import RaceLost, Refusal, VersionMismatch
+from service.usecases.errors import RaceLost, Refusal, SeatLeft, VersionMismatch
 from service.usecases.loading import keep, load
 from service.usecases.ports import ConcurrencyError, KeyClaim, KeyTaken
 from service.usecases.reading import view_at
@@ -117,6 +117,8 @@ def _try_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dic
     any AI turn; return the seat's new view."""
     if if_match is not None and state.version not in if_match:
         raise VersionMismatch(f"the game is at version {state.version}", version=state.version)
+    if state.players[seat]["kind"] != "human":  # API.md "Leaving"
+        raise SeatLeft(f"seat {seat} has left the match: an AI moves for it")
     record_move(ctx, game_id, state, seat, body, claim)
     queue_due(ctx, game_id, state)
     shown = view_of(ctx, game_id, state, seat)

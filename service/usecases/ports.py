@@ -151,6 +151,13 @@ class TurnQueue(Protocol):
     def heal_turn(self, game_id: str, version: int, lane: str = "fast") -> None:
         """Queue the AI turn due at `version` again if no live job of its lane holds it."""
 
+    def schedule_clock(self, game_id: str, version: int, due: float) -> None:
+        """Have the turn clock of the human turn due at `version` run out at `due` (a Unix
+        time), unless it is scheduled already (StoreUnavailable: not now)."""
+
+    def heal_clock(self, game_id: str, version: int, due: float) -> None:
+        """Schedule the turn clock of `version` again if its job is lost."""
+
 
 class Notifier(Protocol):
     """Where turn notifications (webhooks) go: a URL checked at creation, and one delivery
@@ -188,6 +195,9 @@ class Meter(Protocol):
     def turn_not_queued(self) -> None:
         """Count one AI turn that could not be queued after its append (healed later)."""
 
+    def timeout_fired(self) -> None:
+        """Count one turn clock that ran out (API.md "Turn clocks")."""
+
 
 class NoMeter:
     """A meter that measures nothing: the default where no metrics are kept."""
@@ -200,6 +210,9 @@ class NoMeter:
         """Count nothing."""
 
     def turn_not_queued(self) -> None:
+        """Count nothing."""
+
+    def timeout_fired(self) -> None:
         """Count nothing."""
 
 

@@ -26,13 +26,20 @@ def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: d
     """Decide `seat`'s move on `state` and append its events at the state's version, with a
     snapshot when a hand was dealt and, for a claimed key, its final record; then queue its
     notifications (webhooks)."""
-    expected = state.version
+    expected, moving_in = state.version, moved_in(state, seat)
     events = decide(ctx, game_id, state, seat, body)
     record = None if claim is None else (claim, idempotency.applied(claim.body_hash, state.version))
+    append(ctx, game_id, expected, state, events, record, moving_in)
+
+
+def append(ctx: Context, game_id: str, expected: int, state: GameState, events: list[ev.Event],
+           record: tuple[KeyClaim, str] | None = None, moving_in: bool = False) -> None:
+    """Append the events decided on the state at version `expected` (`state` is after them),
+    with a snapshot when a hand was dealt."""
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
     ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
-                     append_id=new_append_id(), moved_in=moved_in(state, seat))
+                     append_id=new_append_id(), moved_in=moving_in)
     notifications.announce(ctx, game_id, state, events)
 
 
@@ -47,7 +54,7 @@ def decide(ctx: Context, game_id: str, state: GameState, seat: int,
            body: dict[str, Any]) -> list[ev.Event]:
     """Apply the move to `state` and return its events, or raise the refusal of its rule."""
     try:
-        return make_move(state, seat, Move.from_dict(body), _shuffle(ctx, game_id), ctx.clock())
+        return make_move(state, seat, Move.from_dict(body), shuffle_of(ctx, game_id), ctx.clock())
     except rule.RuleError as error:
         raise refusal(error, state, seat) from error
 
@@ -65,7 +72,7 @@ def refusal(error: rule.RuleError, state: GameState, seat: int) -> errors.Refusa
                               legal_moves=own(state, seat).get("legal_moves", []))
 
 
-def _shuffle(ctx: Context, game_id: str) -> Shuffle:
+def shuffle_of(ctx: Context, game_id: str) -> Shuffle:
     """Return the game's deck source; its seed is read only when a hand is dealt."""
     def shuffle(hand_number: int) -> Shuffled:
         seed = require_game(ctx, game_id).seed

@@ -35,6 +35,10 @@ class View:
 
 
 def view_of(ctx: Context, game_id: str, state: GameState, seat: int | None) -> View:
-    """Return `state` as `seat` sees it; the table is built once a version."""
+    """Return `state` as `seat` sees it; the table is built once a version. A seat that has
+    left (an AI's now) still sees its hand, but no legal move: it can make none (API.md)."""
     shared = ctx.tables.get(game_id, state.version, lambda: Table.of(game_id, state))
-    return View(shared, own(state, seat))
+    mine = own(state, seat)
+    if seat is not None and state.players[seat]["kind"] != "human":
+        mine["legal_moves"] = []
+    return View(shared, mine)
