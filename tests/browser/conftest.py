@@ -16,6 +16,7 @@ from werkzeug.serving import make_server
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
+from service.entrypoints.redis_server import RedisServer
 from tests.workers import WorkerProcess
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -31,14 +32,21 @@ STREAM_CHECK_S = 0.5
 """Keep-alive of the streams: a stream whose page has closed ends within this."""
 
 
-@pytest.fixture(scope="session")
-def live(redis_server: str) -> Iterator[str]:
+@pytest.fixture(scope="package")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Yield the URL of the app served over HTTP on loopback (werkzeug's threaded server, in
-    this process) with a real rq worker beside it, on the session's real Redis; AI turns
-    quick and the AI-game cap lifted, for this session's many games from one address."""
-    settings = Settings(redis_url=redis_server, ai_min_delay_s=AI_DELAY_S,
+    this process) with a real rq worker beside it, on a real Redis of its own (the session's
+    serves other tests, whose queues this worker must not take); AI turns quick and the
+    AI-game cap lifted, for these tests' many games from one address."""
+    with RedisServer(tmp_path_factory.mktemp("browser-redis"), appendonly=False) as redis:
+        yield from _served(redis.url)
+
+
+def _served(redis_url: str) -> Iterator[str]:
+    """Serve the app and a worker on `redis_url` until the generator is closed."""
+    settings = Settings(redis_url=redis_url, ai_min_delay_s=AI_DELAY_S,
                         ai_games_per_client=100, stream_keepalive_s=STREAM_CHECK_S)
-    worker = WorkerProcess(redis_server, AI_MIN_DELAY_S=str(AI_DELAY_S))
+    worker = WorkerProcess(redis_url, AI_MIN_DELAY_S=str(AI_DELAY_S))
     server = make_server("127.0.0.1", 0, create_app(services=build(settings)), threaded=True)
     server.daemon_threads = False  # server_close() waits for each stream to see its page gone
     thread = threading.Thread(target=server.serve_forever, daemon=True)
