@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from bench import ROOT
@@ -93,7 +94,6 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            import urllib.request
             with urllib.request.urlopen(f"http://{HOST}:{port}/healthz", timeout=2):
                 break
         except OSError:
