@@ -294,6 +294,15 @@ def _stream_events(entries: list[Any]) -> list[Event]:
     return [loads(_event_field(fields)) for _, fields in entries]
 
 
+def _xread_entries(found: Any) -> list[Any]:
+    """The entries of one stream's XREAD reply: RESP2's `[[key, entries]]` (a cluster
+    client's parsed alike), RESP3's `{key: entries}`."""
+    if isinstance(found, dict):
+        (entries,) = found.values()
+        return list(entries)
+    return list(found[0][1])
+
+
 def _event_field(fields: list[Any] | dict[Any, Any]) -> Any:
     """The value of an entry's field 'e', its event: the scripts write it first, and an
     append id ('a') may follow it."""
@@ -566,12 +575,14 @@ class RedisEventStore:
         must be longer than that.
         """
         deadline = time.monotonic() + timeout_ms / 1000
-        stream = {game_key(game_id, "events"): f"{max(after, 0)}-0"}
+        key, start = game_key(game_id, "events"), f"{max(after, 0)}-0"
         while True:
             left_ms = int((deadline - time.monotonic()) * 1000)
-            with self._redis() as client:
-                found = client.xread(stream, count=1, block=max(1, min(left_ms, BLOCK_SLICE_MS)))
-            if found or self._command("EXISTS", game_key(game_id, "log")):
+            found = self._command("XREAD", "BLOCK", max(1, min(left_ms, BLOCK_SLICE_MS)),
+                                  "STREAMS", key, start)
+            if found:  # every entry after `after`: whole appends, each one script's XADDs
+                return _stream_events(_xread_entries(found))
+            if self._command("EXISTS", game_key(game_id, "log")):
                 events = self.read(game_id, after)  # compacted: the stream waited on is gone
                 if events:
                     return events

@@ -35,6 +35,8 @@ def register(app: Flask, settings: Settings) -> None:
         if key is not None:
             _count(key.client.id, key.per_minute)
             return
+        if not (per_token or per_address):  # no window to count in: whose it is is moot
+            return
         seat = _seat_token_hash()
         if seat is not None:
             _count(f"token:{seat}", per_token)  # the hash: no Redis key names a token

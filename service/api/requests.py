@@ -31,6 +31,8 @@ ENTITY_TAGS = re.compile(rf"[ \t,]*{_ENTITY_TAG}(?:[ \t]*,[ \t,]*{_ENTITY_TAG})*
 """A comma-separated list of entity tags, empty elements allowed (RFC 9110 5.6.1)."""
 JSON_CHARSETS = frozenset({"utf-8", "utf8"})
 """The charsets a JSON body may name (JSON between systems is UTF-8, RFC 8259 8.1)."""
+TRUE, FALSE = frozenset({"true", "1"}), frozenset({"false", "0"})
+"""How a boolean query argument is spelt."""
 MEMO_BODY_BYTES = 256
 """Bodies up to this size may be remembered once loaded (see `load_body`)."""
 _loaded: Lru[dict[str, Any]] = Lru(4096)
@@ -239,3 +241,15 @@ def int_arg(name: str, minimum: int, required: bool = False) -> int | None:
         raise problems.BadRequest(f"{name} must be {wanted}",
                                   errors=[{"field": name, "message": f"must be {wanted}"}])
     return number(raw)
+
+
+def bool_arg(name: str) -> bool:
+    """Return query argument `name` as a boolean (absent: false), or 400 that says how."""
+    raw = request.args.get(name)
+    if raw is None or raw in FALSE:
+        return False
+    if raw in TRUE:
+        return True
+    wanted = "true or false"
+    raise problems.BadRequest(f"{name} must be {wanted}",
+                              errors=[{"field": name, "message": f"must be {wanted}"}])

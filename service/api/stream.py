@@ -9,24 +9,30 @@ from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from service.api import requests as req
 from service.api.answers import BY_CALLER, answer, caller_seat, games, to_json
+from service.api.games import state_body
 from service.game import events as ev
 from service.usecases.following import Followed, Turn
+from service.usecases.seat_views import View
 
 bp = Blueprint("stream", __name__, url_prefix="/v1")
 
 TICKET = "ticket"
 """The query parameter of `/stream` that carries a stream ticket."""
+WITH_STATE = "state"
+"""The query parameter of `/stream` that asks for a `state` frame after each `turn` frame."""
 
 
 @bp.get("/games/<game_id>/stream")
 def stream(game_id: str) -> Response:
-    """Send each new event as `id: <seq>`, each batch followed by an `event: turn` frame;
-    resume after `Last-Event-ID` (or `?after=N`). A finished game with nothing after that
-    point answers 204, which tells a browser's EventSource to stop reconnecting (it would
-    reconnect to a 200 that ends, forever)."""
+    """Send each new event as `id: <seq>`, each batch followed by an `event: turn` frame
+    (and with `?state=true` an `event: state` frame: the caller's state then, as a GET
+    answers it); resume after `Last-Event-ID` (or `?after=N`). A finished game with
+    nothing after that point answers 204, which tells a browser's EventSource to stop
+    reconnecting (it would reconnect to a 200 that ends, forever)."""
     seat = _stream_seat(game_id)
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
-    followed = games().follow(game_id, seat, _resume_point(), keepalive)
+    followed = games().follow(game_id, seat, _resume_point(), keepalive,
+                              req.bool_arg(WITH_STATE))
     if followed is None:  # the match has ended and every event was sent
         return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -61,14 +67,16 @@ def _resume_point() -> int:
 
 def _frames(followed: Followed) -> Iterator[str]:
     """The stream's frames: each event the use case lets the caller see (already redacted,
-    R25), a `turn` frame after each batch of them, and a comment when none came for a
-    while (None)."""
+    R25), a `turn` frame after each batch of them (then, if asked, a `state` frame), and a
+    comment when none came for a while (None)."""
     yield "retry: 2000\n\n"
     for item in followed:
         if item is None:
             yield ": keep-alive\n\n"
         elif isinstance(item, Turn):
             yield _turn_frame(item)
+        elif isinstance(item, View):
+            yield _state_frame(item)
         else:
             yield _frame(item)
 
@@ -82,3 +90,9 @@ def _turn_frame(turn: Turn) -> str:
     """No `id:` line: an EventSource keeps the seq of the event before it as its last event
     id, so a resumption sends nothing twice and misses nothing."""
     return f"event: turn\ndata: {to_json(turn.to_dict()).decode()}\n\n"
+
+
+def _state_frame(view: View) -> str:
+    """The caller's state at the turn frame's version, as `GET /v1/games/{id}` answers it
+    (StateOut's shape, redacted alike, R25); no `id:` line, as a turn frame."""
+    return f"event: state\ndata: {to_json(state_body(view)).decode()}\n\n"

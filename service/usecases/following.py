@@ -1,5 +1,6 @@
 """Following a game as it is played: its events as they come, each batch of them followed
-by where the game stands (its version, whose turn, its status), redacted for the caller."""
+by where the game stands (its version, whose turn, its status) and, when asked, the
+caller's whole state at that version, redacted for the caller (R25)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from service.usecases.ai_turns import heal
 from service.usecases.context import Context
 from service.usecases.loading import keep, load
 from service.usecases.reading import progress
+from service.usecases.seat_views import View, view_of
 
 
 class Turn(NamedTuple):
@@ -27,25 +29,35 @@ class Turn(NamedTuple):
         return {"version": self.version, "turn": self.turn, "status": self.status}
 
 
-Followed = Iterator[ev.Event | Turn | None]
-"""What `follow` yields: events, a Turn after each batch, None when none came for a while."""
+Followed = Iterator[ev.Event | Turn | View | None]
+"""What `follow` yields: events, a Turn after each batch (and, when asked, the caller's
+View at that version), None when none came for a while."""
 
 
-def follow(ctx: Context, game_id: str, seat: int | None, resume: int,
-           quiet_s: float) -> Followed | None:
-    """Return the events after `resume` (at most the version now) as `seat` may see them
+class Follower(NamedTuple):
+    """Who follows a game, and how: the seat its events are redacted for (None: a
+    spectator), and whether each Turn comes with the seat's View at that version."""
+
+    game_id: str
+    seat: int | None
+    with_state: bool = False
+
+
+def follow(ctx: Context, who: Follower, resume: int, quiet_s: float) -> Followed | None:
+    """Return the events after `resume` (at most the version now) as `who.seat` may see them
     (R25), as they come, until the match ends, each batch (one append or more, as they
-    arrived) followed by the Turn it leaves; a Turn first if nothing is left to send yet;
-    None each time none came for `quiet_s`. None instead of them all once the match has
-    ended with nothing left after `resume`."""
+    arrived) followed by the Turn it leaves (and, `with_state`, the seat's View then); a
+    Turn first if nothing is left to send yet; None each time none came for `quiet_s`.
+    None instead of them all once the match has ended with nothing left after `resume`."""
+    game_id = who.game_id
     state = load(ctx, game_id)
     heal(ctx, game_id, state)
     standing = state.clone()  # this stream's own fold, kept up with the events it sends
     keep(ctx, game_id, state)
     after = min(resume, standing.version)  # a point beyond the log would wait past its end
     if standing.status == "finished":  # the whole log is public now
-        return None if after >= standing.version else _rest_of_log(ctx, game_id, after)
-    return _as_they_come(ctx, game_id, seat, after, standing, int(quiet_s * 1000))
+        return None if after >= standing.version else _rest_of_log(ctx, who, after, standing)
+    return _as_they_come(ctx, who, after, standing, int(quiet_s * 1000))
 
 
 def turn_of(state: GameState) -> Turn:
@@ -53,19 +65,26 @@ def turn_of(state: GameState) -> Turn:
     return Turn(state.version, state.turn, state.status)
 
 
-def _rest_of_log(ctx: Context, game_id: str, after: int) -> Followed:
-    events = ctx.store.read(game_id, after)
-    yield from events
-    yield Turn(events[-1]["seq"], None, "finished")
+def _standing(ctx: Context, who: Follower, state: GameState) -> Iterator[Turn | View]:
+    """Where `state` stands, then, if `who` asked for it, its View (as a GET answers it)."""
+    yield turn_of(state)
+    if who.with_state:
+        yield view_of(ctx, who.game_id, state, who.seat)
 
 
-def _as_they_come(ctx: Context, game_id: str, seat: int | None, after: int,
-                  standing: GameState, quiet_ms: int) -> Followed:
+def _rest_of_log(ctx: Context, who: Follower, after: int, finished: GameState) -> Followed:
+    yield from ctx.store.read(who.game_id, after)
+    yield from _standing(ctx, who, finished)
+
+
+def _as_they_come(ctx: Context, who: Follower, after: int, standing: GameState,
+                  quiet_ms: int) -> Followed:
     """The events as they are appended, each batch followed by its Turn (`standing`, kept
     up with every event); when none came for `quiet_ms`, a lost AI turn is re-queued
     (nothing else may read the game to notice) and None is yielded."""
+    game_id, seat = who.game_id, who.seat
     if after == standing.version:
-        yield turn_of(standing)
+        yield from _standing(ctx, who, standing)
     while standing.status == "playing":
         events = ctx.store.wait_for_events(game_id, after, quiet_ms)
         if not events:
@@ -80,4 +99,14 @@ def _as_they_come(ctx: Context, game_id: str, seat: int | None, after: int,
             if event["type"] == ev.GAME_ENDED:
                 break
         if events:
-            yield turn_of(standing)
+            _share(ctx, game_id, standing)
+            yield from _standing(ctx, who, standing)
+
+
+def _share(ctx: Context, game_id: str, standing: GameState) -> None:
+    """Keep a copy of `standing` for this process's next request of the game, unless the
+    state kept is as new: a move then finds its state at its If-Match version, without
+    reading the events it missed."""
+    kept = ctx.states.get(game_id)
+    if kept is None or kept.version < standing.version:
+        keep(ctx, game_id, standing.clone())

@@ -68,10 +68,11 @@ class Games:
         """See `reading.export`."""
         return reading.export(self.ctx, game_id)
 
-    def follow(self, game_id: str, seat: int | None, resume: int,
-               quiet_s: float) -> following.Followed | None:
+    def follow(self, game_id: str, seat: int | None, resume: int, quiet_s: float,
+               with_state: bool = False) -> following.Followed | None:
         """See `following.follow`."""
-        return following.follow(self.ctx, game_id, seat, resume, quiet_s)
+        who = following.Follower(game_id, seat, with_state)
+        return following.follow(self.ctx, who, resume, quiet_s)
 
     def stream_ticket(self, game_id: str, token: str | None,
                       ttl_s: float) -> stream_tickets.Ticket:

@@ -224,3 +224,87 @@ def test_a_ticket_counts_in_its_seat_tokens_rate_limit_window(redis_url, redis_c
     over = client.get(f"/v1/games/{game_id}/stream?ticket={ticket}")
     assert over.status_code == 429 and "per token" in over.json["detail"]
     assert client.get(f"/v1/games/{game_id}/stream?ticket={ticket}x").status_code == 401
+
+
+# State frames: one request a move (issue 21) ---------------------------------------------
+
+def state_frames(listener: Listener) -> list[dict[str, Any]]:
+    """The data of every `state` frame a listener got so far."""
+    return [json.loads(f["data"]) for f in stream_frames(listener.text)
+            if f["event"] == "state"]
+
+
+def newest_state(listener: Listener, version: int) -> dict[str, Any]:
+    """Wait for the listener's state frame at `version` or later; return the newest."""
+    assert wait_until(lambda: any(s["version"] >= version for s in state_frames(listener)), 20)
+    return state_frames(listener)[-1]
+
+
+def test_a_seat_plays_a_whole_game_with_posts_only_on_its_streams_state_frames(app, client):
+    """Each seat follows its stream with ?state=true and moves on what its state frames say:
+    one POST a move, no GET, until the match ends; each turn frame is followed by a state
+    frame at its version."""
+    game_id, tokens = create(client, seats=2, seed=31)
+    seats = {s: Listener(app, f"/v1/games/{game_id}/stream?state=true", auth(tokens[s]))
+             for s in (0, 1)}
+    version, posts = 1, 0
+    while True:
+        states = {s: newest_state(listener, version) for s, listener in seats.items()}
+        if states[0]["status"] == "finished":
+            break
+        mover = states[0]["turn"]
+        state = states[mover]
+        answer = client.post(f"/v1/games/{game_id}/moves", json=state["legal_moves"][0],
+                             headers={**auth(tokens[mover]), "If-Match": f'"{state["version"]}"'})
+        assert answer.status_code == 200, answer.json
+        version, posts = answer.json["version"], posts + 1
+    assert all(listener.done.wait(20) for listener in seats.values())  # closed at the end
+    assert posts > 20 and states[1]["status"] == "finished"
+    for listener in seats.values():
+        frames = assert_fits_stream(listener.text)
+        kinds = [f["event"] for f in frames if f["event"] in ("turn", "state")]
+        assert kinds == ["turn", "state"] * (len(kinds) // 2)  # a state after each turn
+        turns = [json.loads(f["data"]) for f in frames if f["event"] == "turn"]
+        assert [t["version"] for t in turns] == [s["version"] for s in state_frames(listener)]
+
+
+def test_each_state_frame_is_the_callers_get_state_at_its_version_and_hides_other_hands(
+        app, client):
+    """R25: a state frame is what `GET /state?version=N` answers the same caller; a seat's
+    shows its own tiles only, a spectator's none, and no frame names another seat's hand."""
+    game_id, tokens = create(client, seats=2, seed=32)
+    callers: dict[int | None, dict[str, str]] = {None: {}, 0: auth(tokens[0]),
+                                                 1: auth(tokens[1])}
+    listeners = {s: Listener(app, f"/v1/games/{game_id}/stream?state=1", headers)
+                 for s, headers in callers.items()}
+    for _ in range(8):
+        state = client.get(f"/v1/games/{game_id}", headers=auth(tokens[0])).json
+        mover = state["turn"]
+        mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[mover])).json
+        assert client.post(f"/v1/games/{game_id}/moves", json=mine["legal_moves"][0],
+                           headers=auth(tokens[mover])).status_code == 200
+    version = client.get(f"/v1/games/{game_id}").json["version"]
+    frames = {s: newest_state(listener, version) and state_frames(listener)
+              for s, listener in listeners.items()}
+    for listener in listeners.values():
+        listener.stop()
+    for seat, states in frames.items():
+        assert len(states) >= 2 and states[-1]["version"] == version  # after each batch
+        for state in states:
+            at = client.get(f"/v1/games/{game_id}/state?version={state['version']}",
+                            headers=callers[seat])
+            assert state == at.json
+    assert all({"seat", "hand", "legal_moves"}.isdisjoint(s) for s in frames[None])
+    for mine, theirs in zip(frames[0], frames[1], strict=True):
+        assert (mine["seat"], theirs["seat"]) == (0, 1)
+        assert not set(mine["hand"]) & set(theirs["hand"])  # neither sees the other's tiles
+        assert mine["legal_moves"] == [] or theirs["legal_moves"] == []
+
+
+def test_a_stream_asks_for_state_frames_with_true_or_false_only(app, client):
+    game_id, tokens = create(client, seats=2, seed=33)
+    refused = client.get(f"/v1/games/{game_id}/stream?state=yes", headers=auth(tokens[0]))
+    assert refused.status_code == 400 and refused.json["errors"][0]["field"] == "state"
+    plain = Listener(app, f"/v1/games/{game_id}/stream?state=false", auth(tokens[0]))
+    plain.wait_for_turns(1)
+    assert "event: state" not in plain.stop()  # as without the parameter

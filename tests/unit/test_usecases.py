@@ -16,6 +16,7 @@ from service.usecases import errors, idempotency
 from service.usecases.decks import Dealer
 from service.usecases.following import Turn
 from service.usecases.games import Games
+from service.usecases.seat_views import View
 from service.usecases.tokens import token_hash
 from tests.memory_store import InMemoryEventStore
 
@@ -377,6 +378,62 @@ def test_following_tells_after_each_append_whose_turn_it_is_and_at_which_version
         assert [e["seq"] for e in sent] == list(range(version + 1, turn.version + 1))
         version, seat, move = to_move(games, game_id)
         assert turn == Turn(version, seat, "playing")
+
+
+def test_following_with_state_sends_after_each_turn_the_seats_view_then(
+        games: Games, humans: tuple[str, dict[int, str]]) -> None:
+    """One request a move (issue 21): after each Turn comes the follower's View at that
+    version, as a read of the state shows it to that seat (R25), so it needs no read."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    followed = games.follow(game_id, 1, version, 0.01, with_state=True)
+    assert followed is not None
+    for _ in range(3):
+        turn, shown = next_batch_events(followed), next(followed)
+        assert turn.version == version
+        now = games.current_view(game_id, 1)
+        assert isinstance(shown, View) and shown.table is now.table and shown.own == now.own
+        assert shown.own["seat"] == 1 and (shown.own["legal_moves"] != []) == (seat == 1)
+        games.move(game_id, seat, move, None, None)
+        version, seat, move = to_move(games, game_id)
+
+
+def next_batch_events(followed: Any) -> Turn:
+    """Skip the events a follower gets next; return the Turn that ends their batch (a
+    follower with state sends its View next)."""
+    while not isinstance(item := next(followed), Turn):
+        assert item is not None, "nothing came"
+    return item
+
+
+def test_a_follower_leaves_its_state_for_the_processs_next_move(
+        games: Games, humans: tuple[str, dict[int, str]], monkeypatch: Any) -> None:
+    """A move with If-Match on a state frame finds its state kept at that version, though
+    another process made the move before: the stream that sent the frame kept its state,
+    so the move reads no events from the store."""
+    game_id, _ = humans
+    version, seat, move = to_move(games, game_id)
+    followers = [games.follow(game_id, s, version, 0.01, with_state=True) for s in (0, 1)]
+    for followed in followers:
+        next_batch_events(followed)
+        next(followed)  # the View where the game stands
+    elsewhere = Games(games.ctx.store, games.ctx.queue, games.ctx.clock)  # another process
+    elsewhere.move(game_id, seat, move, None, None)
+    shown = []
+    for followed in followers:
+        next_batch_events(followed)
+        shown.append(next(followed))
+    mover = next(v for v in shown if v.own["legal_moves"])
+    for name in ("read_known", "load", "read"):
+        monkeypatch.setattr(games.ctx.store, name, functools.partial(no_read, name))
+    shown = games.move(game_id, mover.own["seat"], mover.own["legal_moves"][0],
+                       frozenset({mover.table.version}), None)
+    assert shown.table.version > mover.table.version
+
+
+def no_read(name: str, *_args: Any) -> None:
+    """Stands for a store's read that a test says must not happen."""
+    raise AssertionError(f"the store was read ({name})")
 
 
 def test_following_an_ended_match_sends_the_rest_whole_then_is_over(games: Games) -> None:
