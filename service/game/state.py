@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Final, Generic, NoReturn, Protocol, TypeVar
 
 from service.game import events as ev
 from service.rules.hand import Hand
 from service.rules.tiles import Tile
 
 H = TypeVar("H", bound="Turned")
+SPINNER: Final = "spinner"
+"""The variant of a game whose rules name none (RULES.md)."""
 
 
 class Turned(Protocol):
@@ -110,12 +112,14 @@ class Record(Protocol):
     winners: list[int]
     status: str
     hand_over: bool
+    turn_at: str | None
     timeouts: list[int]
+    timing_out: int | None
 
 
 def _game_created(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.players = [dict(p) for p in data["players"]]
-    state.rules = dict(data["rules"])
+    state.rules = {"variant": SPINNER, **data["rules"]}  # a log naming none is Spinner's
     state.totals = [0] * len(state.players)
     state.timeouts = [0] * len(state.players)
 
@@ -135,20 +139,20 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
         hand.apply_search_draw(seat, tile)
     else:
         hand.apply_draw(seat, tile)
-        _acted(state, seat)
+        acted(state, seat)
 
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
                                           data["expose"], data["new_ends"])
-    _acted(state, seat)
+    acted(state, seat)
 
 
 def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_pass(seat)
-    _acted(state, seat)
+    acted(state, seat)
 
 
 def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -167,19 +171,19 @@ def _game_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.status = "finished"
 
 
-def _turn_timed_out(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _turn_timed_out(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     state.timeouts = [n + (s == seat) for s, n in enumerate(state.timeouts)]
     state.timing_out = seat
 
 
-def _seat_left(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _seat_left(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None  # the seat is an AI's from now on (API.md "Leaving")
     state.players = [{**p, "kind": "ai", "level": data["level"]} if s == seat else p
                      for s, p in enumerate(state.players)]
 
 
-def _acted(state: GameState, seat: int) -> None:
+def acted(state: Record, seat: int) -> None:
     """Count a seat's move: the one a timeout made for it, else its own, which ends its run
     of consecutive timeouts."""
     if state.timing_out == seat:
@@ -203,8 +207,10 @@ _APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {
 
 SHARED_FOLD: dict[str, Callable[[Record, int | None, dict[str, Any]], None]] = {
     ev.GAME_CREATED: _game_created, ev.HAND_ENDED: _hand_ended, ev.GAME_ENDED: _game_ended,
+    ev.TURN_TIMED_OUT: _turn_timed_out, ev.SEAT_LEFT: _seat_left,
 }
-"""The events every variant folds alike: the match's creation, each hand's end, its end."""
+"""The events every variant folds alike: the match's creation, each hand's end, its end,
+a turn timed out and a seat left (API.md "Lifecycle")."""
 
 R = TypeVar("R", bound=Record)
 
@@ -216,6 +222,8 @@ def fold(apply: Mapping[str, Callable[[R, int | None, dict[str, Any]], None]],
     for event in events:
         apply[event["type"]](state, event.get("seat"), event["data"])
         state.version += 1
+        if "turn_seconds" in state.rules:  # as `evolve`: a fact of the log (R26)
+            state.turn_at = event.get("at")
         state.last_hash = event.get("hash", state.last_hash)
     return state
 

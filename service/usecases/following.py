@@ -4,10 +4,11 @@ by where the game stands (its version, whose turn, its status), redacted for the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from service.game import events as ev
-from service.game.state import GameState, evolve
+from service.game.state import Match
+from service.game.variants import variant_of
 from service.game.views import redact
 from service.usecases.ai_turns import heal
 from service.usecases.context import Context
@@ -48,7 +49,7 @@ def follow(ctx: Context, game_id: str, seat: int | None, resume: int,
     return _as_they_come(ctx, game_id, seat, after, standing, int(quiet_s * 1000))
 
 
-def turn_of(state: GameState) -> Turn:
+def turn_of(state: Match[Any]) -> Turn:
     """Return where `state` stands."""
     return Turn(state.version, state.turn, state.status)
 
@@ -60,10 +61,11 @@ def _rest_of_log(ctx: Context, game_id: str, after: int) -> Followed:
 
 
 def _as_they_come(ctx: Context, game_id: str, seat: int | None, after: int,
-                  standing: GameState, quiet_ms: int) -> Followed:
+                  standing: Match[Any], quiet_ms: int) -> Followed:
     """The events as they are appended, each batch followed by its Turn (`standing`, kept
     up with every event); when none came for `quiet_ms`, a lost AI turn is re-queued
     (nothing else may read the game to notice) and None is yielded."""
+    evolve = variant_of(standing.rules).evolve
     if after == standing.version:
         yield turn_of(standing)
     while standing.status == "playing":
