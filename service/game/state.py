@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Final, Generic, NoReturn, Protocol, Self, TypeVar
 
 from service.game import events as ev
 from service.rules.hand import Hand
@@ -20,6 +20,16 @@ class Turned(Protocol):
     @property
     def turn(self) -> int | None:
         """The seat to move in the hand."""
+
+    @property
+    def number(self) -> int:
+        """The hand's number in the match."""
+
+    def clone(self) -> Self:
+        """Return an independent copy."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the hand as plain data."""
 
 
 class Match(Generic[H]):
@@ -57,19 +67,14 @@ class Match(Generic[H]):
             return None
         return self.hand.turn
 
-
-class GameState(Match[Hand]):
-    """Everything the log says about one match; built only by `evolve`."""
-
-    __slots__ = ()
-
-    def clone(self) -> GameState:
-        """Return an independent copy: what `evolve` changes in place is copied, the rest shared."""
-        other = GameState.__new__(GameState)
+    def clone(self) -> Self:
+        """Return an independent copy: what the fold changes in place (the hand, the scores,
+        All Fives' totals) is copied, the rest shared."""
+        other = self.__class__.__new__(self.__class__)
         for name in Match.__slots__:
             setattr(other, name, getattr(self, name))
         other.hand = self.hand.clone() if self.hand else None
-        other.scores = list(self.scores)
+        other.scores, other.totals = list(self.scores), list(self.totals)
         return other
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,21 +88,30 @@ class GameState(Match[Hand]):
             "turn_at": self.turn_at, "timeouts": list(self.timeouts),
         }
 
+    def restore(self, data: dict[str, Any], hand: H | None) -> Self:
+        """Fill a fresh state in from `to_dict` output, with its hand rebuilt by the
+        variant's hand class; return it."""
+        self.players, self.rules = data["players"], data["rules"]
+        self.version, self.last_hash = data["version"], data["last_hash"]
+        self.hand, self.hand_seq = hand, data["hand_seq"]
+        self.totals, self.scores = list(data["totals"]), list(data["scores"])
+        self.winners, self.status = list(data["winners"]), data["status"]
+        self.turn_at = data.get("turn_at")  # absent from snapshots older than turn clocks
+        self.timeouts = list(data.get("timeouts") or [0] * len(self.players))
+        self.hand_over = bool(self.scores and hand
+                              and self.scores[-1]["hand_number"] == hand.number)
+        return self
+
+
+class GameState(Match[Hand]):
+    """Everything the log says about one match; built only by `evolve`."""
+
+    __slots__ = ()
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameState:
         """Rebuild a state from `to_dict` output."""
-        state = cls()
-        state.players, state.rules = data["players"], data["rules"]
-        state.version, state.last_hash = data["version"], data["last_hash"]
-        state.hand = Hand.from_dict(data["hand"]) if data["hand"] else None
-        state.hand_seq = data["hand_seq"]
-        state.totals, state.scores = list(data["totals"]), list(data["scores"])
-        state.winners, state.status = list(data["winners"]), data["status"]
-        state.turn_at = data.get("turn_at")  # absent from snapshots older than turn clocks
-        state.timeouts = list(data.get("timeouts") or [0] * len(state.players))
-        state.hand_over = bool(state.scores and state.hand
-                               and state.scores[-1]["hand_number"] == state.hand.number)
-        return state
+        return cls().restore(data, Hand.from_dict(data["hand"]) if data["hand"] else None)
 
 
 class Record(Protocol):

@@ -28,39 +28,10 @@ class FivesState(Match[FivesHand]):
         """The total that wins the match (F15)."""
         return int(self.rules["target"])
 
-    def clone(self) -> FivesState:
-        """Return an independent copy: what the fold changes in place is copied, the rest
-        shared."""
-        other = FivesState.__new__(FivesState)
-        for name in Match.__slots__:
-            setattr(other, name, getattr(self, name))
-        other.hand = self.hand.clone() if self.hand else None
-        other.totals, other.scores = list(self.totals), list(self.scores)
-        return other
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the state as plain data, for snapshots and comparisons."""
-        return {
-            "players": self.players, "rules": self.rules, "version": self.version,
-            "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
-            "hand_seq": self.hand_seq, "totals": list(self.totals),
-            "scores": list(self.scores), "winners": list(self.winners), "status": self.status,
-            "hand_over": self.hand_over, "turn_at": self.turn_at,
-            "timeouts": list(self.timeouts),
-        }
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FivesState:
         """Rebuild a state from `to_dict` output (a snapshot)."""
-        state = cls()
-        state.players, state.rules = data["players"], data["rules"]
-        state.version, state.last_hash = data["version"], data["last_hash"]
-        state.hand = FivesHand.from_dict(data["hand"]) if data["hand"] else None
-        state.hand_seq, state.hand_over = data["hand_seq"], data["hand_over"]
-        state.totals, state.scores = list(data["totals"]), list(data["scores"])
-        state.winners, state.status = list(data["winners"]), data["status"]
-        state.turn_at, state.timeouts = data["turn_at"], list(data["timeouts"])
-        return state
+        return cls().restore(data, FivesHand.from_dict(data["hand"]) if data["hand"] else None)
 
 
 def _hand(state: FivesState) -> FivesHand:
