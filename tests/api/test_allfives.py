@@ -46,6 +46,8 @@ def test_F3_F4_F16_a_game_shows_its_rules_the_leader_drawn_and_its_first_hand(cl
     drawn = [sorted(map(int, t.split("-"))) for t in events[1]["data"]["tiles"]]
     leader = max(range(3), key=lambda s: (sum(drawn[s]), drawn[s][1]))  # F4
     assert events[2]["data"]["leader"] == leader == state["turn"]
+    drawn_only = client.get(f"/v1/games/{game_id}/state?version=2").json  # before the deal
+    assert drawn_only["hand_number"] is None and drawn_only["turn"] is None
     mine = as_seat(client, game_id, tokens, leader)
     assert {m["tile"] for m in mine["legal_moves"]} == set(mine["hand"])  # F6: any tile
     assert all(m["end"] is None and m["expose"] is None for m in mine["legal_moves"])
@@ -110,8 +112,8 @@ def test_F9_F16_R25_a_whole_match_to_its_target_hides_every_tile_and_verifies(
 
     def seen(seat: int | None, answer: Any) -> None:
         assert seat is not None
-        states.append((seat, answer.json))
-        if len(states) % 5 == 0 and answer.json["status"] == "playing":
+        states.append((seat, answer.json))  # a seat's state, then its move's answer
+        if len(states) % 6 == 0 and answer.json["status"] == "playing":  # after a move
             for caller in (seat, 1 - seat, None):
                 headers = auth(tokens[caller]) if caller is not None else {}
                 logs.append((caller, client.get(f"{base}/events", headers=headers).json[
