@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from typing import Any
 
 from service.adapters.bootstrap import Services, build
 from service.adapters.settings import Settings
 from service.game.events import Event
 from service.game.lifecycle import TIMEOUT_LEVEL
-from service.game.state import GameState
+from service.game.state import Match
 from service.rules.moves import Move
 from service.usecases.ai_turns import EXPERT
-from workers.ai import choose_move
-from workers.ai.seat_view import seat_view
+from workers.ai.by_variant import choose_in_game
 
 SEARCH_SHARE = 0.9
 """The share of the time left before its move may be appended that the expert searches; the
@@ -26,12 +26,12 @@ def services() -> Services:
     return build(Settings.from_env())
 
 
-def level(state: GameState, seat: int) -> str:
+def level(state: Match[Any], seat: int) -> str:
     """Return the AI level of `seat`."""
     return str(state.players[seat].get("level", "expert"))
 
 
-def pace(state: GameState, seat: int) -> float:
+def pace(state: Match[Any], seat: int) -> float:
     """Return how long after its turn began the AI's move may be appended: the budget for
     `expert`, the small constant for the others, whatever the position (no timing channel)."""
     settings = services().settings
@@ -51,11 +51,11 @@ def take_ai_turn(game_id: str, version: int) -> bool:
     """Play the AI turn due at `version`; a stale job (the game moved on) does nothing."""
     rng = random.Random(f"{game_id}:{version}")
 
-    def choose(state: GameState, seat: int, hand_log: list[Event], left_s: float) -> Move:
+    def choose(state: Match[Any], seat: int, hand_log: list[Event], left_s: float) -> Move:
         kind = level(state, seat)
         waiting = services().queue.waiting(EXPERT) if kind == EXPERT else 0
         budget_s = search_budget(left_s, waiting, services().settings.ai_expert_calm_queue)
-        return choose_move(kind, seat_view(state, seat, hand_log), rng, budget_s)
+        return choose_in_game(kind, state, seat, hand_log, rng, budget_s)
 
     return services().games.ai_turn(game_id, version, choose, pace)
 
@@ -70,7 +70,7 @@ def run_out_clock(game_id: str, version: int) -> bool:
     (API.md "Turn clocks"); a stale clock (the game moved on) does nothing."""
     rng = random.Random(f"{game_id}:{version}:clock")
 
-    def choose(state: GameState, seat: int, hand_log: list[Event], left_s: float) -> Move:
-        return choose_move(TIMEOUT_LEVEL, seat_view(state, seat, hand_log), rng, left_s)
+    def choose(state: Match[Any], seat: int, hand_log: list[Event], left_s: float) -> Move:
+        return choose_in_game(TIMEOUT_LEVEL, state, seat, hand_log, rng, left_s)
 
     return services().games.run_out_clock(game_id, version, choose)

@@ -26,6 +26,12 @@ from service.rules.opening import OPENING_RULES
 from service.rules.tiles import Tile
 
 LEVELS = ("random", "greedy", "expert")
+SPINNER, ALL_FIVES = "spinner", "all_fives"
+OPTIONS = {SPINNER: {"hands": 10, "opening": "draw"}, ALL_FIVES: {"target": 150}}
+"""Each variant's own options with their defaults (RULES.md R7, R9; ALLFIVES.md F15); the
+turn clock's are both variants'."""
+SEATS = {SPINNER: (2, 8, "R4"), ALL_FIVES: (2, 4, "F2")}
+"""How many players each variant seats, and the rule that says so."""
 TURN_SECONDS_MAX = 604800
 """The longest turn clock, a week (API.md "Turn clocks")."""
 
@@ -93,23 +99,47 @@ def _turn_seconds_in_range(value: int) -> None:
         raise ValidationError(f"turn_seconds is an integer {floor}-{TURN_SECONDS_MAX}")
 
 
-class RulesIn(Schema):
-    """The game options of RULES.md, hands (R7) and opening (R9), and those of API.md "Turn
-    clocks": `turn_seconds` (absent: no clock), `timeouts_to_leave` (with a clock, default 3)."""
+def _target_in_range(value: int) -> None:
+    if not (50 <= value <= 500 and value % 5 == 0):
+        raise ValidationError("the target is a multiple of 5 from 50 to 500 (F15)")
 
-    hands = StrictInt(load_default=10,
-                      validate=validate.Range(1, 10, error="a match has 1 to 10 hands (R7)"))
-    opening = fields.String(load_default="draw", validate=validate.OneOf(
+
+class RulesIn(Schema):
+    """The game options: the `variant` (`spinner`, RULES.md, by default; `all_fives`,
+    ALLFIVES.md); Spinner's hands (R7) and opening (R9), All Fives' target (F15), each
+    refused for the other variant (F16); and those of API.md "Turn clocks": `turn_seconds`
+    (absent: no clock), `timeouts_to_leave` (with a clock, default 3)."""
+
+    variant = fields.String(load_default=SPINNER, validate=validate.OneOf(
+        OPTIONS, error=f"the variant is {' or '.join(OPTIONS)}"))
+    hands = StrictInt(validate=validate.Range(1, 10, error="a match has 1 to 10 hands (R7)"))
+    opening = fields.String(validate=validate.OneOf(
         OPENING_RULES, error=f"the opening is {' or '.join(OPENING_RULES)} (R9)"))
+    target = StrictInt(validate=_target_in_range)
     turn_seconds = StrictInt(validate=_turn_seconds_in_range)
     timeouts_to_leave = StrictInt(validate=validate.Range(
         1, 10, error="timeouts_to_leave is an integer 1-10"))
 
+    @validates_schema(pass_original=True, skip_on_field_errors=False)
+    def _options_of_its_variant(self, data: dict[str, Any], original: Any, **_: Any) -> None:
+        """Name every option sent that belongs to the other variant (F16)."""
+        variant, sent = data.get("variant"), original if isinstance(original, dict) else {}
+        if variant not in OPTIONS:
+            return
+        foreign = [name for other, options in OPTIONS.items() if other != variant
+                   for name in options if name in sent]
+        if foreign:
+            raise ValidationError({name: [f"{name} is no option of {variant} (F16)"]
+                                   for name in foreign})
+
     @post_load
-    def _default_timeouts(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
-        if "turn_seconds" in data:
-            data.setdefault("timeouts_to_leave", 3)
-        return data
+    def _defaults(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        """Fill in the variant's options and, with a clock, `timeouts_to_leave`; the keys in
+        RulesOut's order."""
+        filled = {**OPTIONS[data["variant"]], **data}
+        if "turn_seconds" in filled:
+            filled.setdefault("timeouts_to_leave", 3)
+        return {name: filled[name] for name in self.fields if name in filled}
 
 
 class NotifyIn(Schema):
@@ -128,11 +158,15 @@ class CreateGameIn(Schema):
     notify = fields.Nested(NotifyIn, load_default=None)
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _two_to_eight_players(self, _data: dict[str, Any], original: Any, **_: Any) -> None:
-        """Count the players sent, even when some of them are invalid too (R4)."""
+    def _players_of_its_variant(self, data: dict[str, Any], original: Any, **_: Any) -> None:
+        """Count the players sent, even when some of them are invalid too: 2 to 8 (R4), or
+        2 to 4 for All Fives (F2)."""
         players = original.get("players") if isinstance(original, dict) else None
-        if isinstance(players, list) and not 2 <= len(players) <= 8:
-            raise ValidationError("a game has 2 to 8 players (R4)", "players")
+        variant = (data.get("rules") or {}).get("variant", SPINNER)
+        least, most, rule = SEATS[variant]
+        if isinstance(players, list) and not least <= len(players) <= most:
+            name = "an All Fives game" if variant == ALL_FIVES else "a game"
+            raise ValidationError(f"{name} has {least} to {most} players ({rule})", "players")
 
     @post_load
     def _default_rules(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -248,15 +282,17 @@ class HandScoreOut(Schema):
 
     hand_number = fields.Integer()
     points = fields.List(fields.Integer())
-    winner = fields.Integer()
+    winner = fields.Integer(allow_none=True)
     ended_by = fields.String()
 
 
 class RulesOut(Schema):
-    """The rules as created, defaults filled in."""
+    """The rules as created, defaults filled in: the variant and its own options."""
 
+    variant = fields.String()
     hands = fields.Integer()
     opening = fields.String()
+    target = fields.Integer()
     turn_seconds = fields.Integer()
     timeouts_to_leave = fields.Integer()
 

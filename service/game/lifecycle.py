@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from service.game import events as ev
-from service.game.commands import Shuffle, _record, make_move
-from service.game.state import GameState, Match
+from service.game.commands import Shuffle
+from service.game.state import Match
+from service.game.variants import variant_of
 from service.rules.errors import OutOfTurn
 from service.rules.moves import Move
 
@@ -49,41 +50,39 @@ def deadline_text(state: Match[Any]) -> str | None:
     return f"{due:%Y-%m-%dT%H:%M:%S}.{due.microsecond // 1000:03d}Z"
 
 
-def spinner(state: Match[Any]) -> GameState:
-    """Return the state of a Spinner match: the one rule set with clocks and leaving yet."""
-    if not isinstance(state, GameState):
-        raise LifecycleError("only Spinner matches have turn clocks and leaving")
-    return state
+def _recorded(state: Match[Any], at: str, type_: str, seat: int, data: dict[str, Any]
+              ) -> ev.Event:
+    """Seal an event at `at` after the state's last, fold it in through its variant's fold
+    and return it."""
+    event = ev.seal({"type": type_, "seat": seat, "data": data}, state.version + 1, at,
+                    state.last_hash)
+    variant_of(state.rules).evolve(state, event)
+    return event
 
 
-def time_out(match: Match[Any], move: Move, shuffle: Shuffle, at: str) -> list[ev.Event]:
+def time_out(state: Match[Any], move: Move, shuffle: Shuffle, at: str) -> list[ev.Event]:
     """Record, at `at` (no sooner than the deadline), the timeout of the seat to move, then
-    `move` made for it and, after its `timeouts_to_leave`-th timeout in a row, its leaving
-    to the `random` level; return the new events."""
-    state = spinner(match)
+    `move` made for it (by its variant's rules) and, after its `timeouts_to_leave`-th
+    timeout in a row, its leaving to the `random` level; return the new events."""
     due, seat = deadline(state), state.turn
     if due is None or seat is None:
         raise LifecycleError("no turn clock is running")
     if datetime.fromisoformat(at) < due:
         raise LifecycleError(f"the turn's deadline {deadline_text(state)} has not passed")
-    events: list[ev.Event] = []
-    _record(state, events, at, ev.TURN_TIMED_OUT, seat, {})
-    events += make_move(state, seat, move, shuffle, at)
+    events = [_recorded(state, at, ev.TURN_TIMED_OUT, seat, {})]
+    events += variant_of(state.rules).make_move(state, seat, move, shuffle, at)
     limit = state.rules.get("timeouts_to_leave", TIMEOUTS_TO_LEAVE)
     if state.status == "playing" and state.timeouts[seat] >= limit:
         events += leave(state, seat, TIMEOUT_LEVEL, at)
     return events
 
 
-def leave(match: Match[Any], seat: int, level: str, at: str) -> list[ev.Event]:
+def leave(state: Match[Any], seat: int, level: str, at: str) -> list[ev.Event]:
     """Record `seat` handed to an AI of `level` for the rest of the match; return the event."""
-    state = spinner(match)
     if state.status != "playing":
         raise OutOfTurn("R24", "the match has ended: no seat can leave it")
     if state.players[seat]["kind"] != "human":
         raise LifecycleError(f"seat {seat} has already left the match")
     if level not in LEVELS:
         raise LifecycleError(f"{level!r} is no AI level")
-    events: list[ev.Event] = []
-    _record(state, events, at, ev.SEAT_LEFT, seat, {"level": level})
-    return events
+    return [_recorded(state, at, ev.SEAT_LEFT, seat, {"level": level})]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Final, Generic, NoReturn, Protocol, Self, TypeVar
 
 from service.game import events as ev
 from service.rules.hand import Hand
 from service.rules.tiles import Tile
 
 H = TypeVar("H", bound="Turned")
+SPINNER: Final = "spinner"
+"""The variant of a game whose rules name none (RULES.md)."""
 
 
 class Turned(Protocol):
@@ -18,6 +20,16 @@ class Turned(Protocol):
     @property
     def turn(self) -> int | None:
         """The seat to move in the hand."""
+
+    @property
+    def number(self) -> int:
+        """The hand's number in the match."""
+
+    def clone(self) -> Self:
+        """Return an independent copy."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the hand as plain data."""
 
 
 class Match(Generic[H]):
@@ -55,19 +67,14 @@ class Match(Generic[H]):
             return None
         return self.hand.turn
 
-
-class GameState(Match[Hand]):
-    """Everything the log says about one match; built only by `evolve`."""
-
-    __slots__ = ()
-
-    def clone(self) -> GameState:
-        """Return an independent copy: what `evolve` changes in place is copied, the rest shared."""
-        other = GameState.__new__(GameState)
+    def clone(self) -> Self:
+        """Return an independent copy: what the fold changes in place (the hand, the scores,
+        All Fives' totals) is copied, the rest shared."""
+        other = self.__class__.__new__(self.__class__)
         for name in Match.__slots__:
             setattr(other, name, getattr(self, name))
         other.hand = self.hand.clone() if self.hand else None
-        other.scores = list(self.scores)
+        other.scores, other.totals = list(self.scores), list(self.totals)
         return other
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,21 +88,30 @@ class GameState(Match[Hand]):
             "turn_at": self.turn_at, "timeouts": list(self.timeouts),
         }
 
+    def restore(self, data: dict[str, Any], hand: H | None) -> Self:
+        """Fill a fresh state in from `to_dict` output, with its hand rebuilt by the
+        variant's hand class; return it."""
+        self.players, self.rules = data["players"], data["rules"]
+        self.version, self.last_hash = data["version"], data["last_hash"]
+        self.hand, self.hand_seq = hand, data["hand_seq"]
+        self.totals, self.scores = list(data["totals"]), list(data["scores"])
+        self.winners, self.status = list(data["winners"]), data["status"]
+        self.turn_at = data.get("turn_at")  # absent from snapshots older than turn clocks
+        self.timeouts = list(data.get("timeouts") or [0] * len(self.players))
+        self.hand_over = bool(self.scores and hand
+                              and self.scores[-1]["hand_number"] == hand.number)
+        return self
+
+
+class GameState(Match[Hand]):
+    """Everything the log says about one match; built only by `evolve`."""
+
+    __slots__ = ()
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameState:
         """Rebuild a state from `to_dict` output."""
-        state = cls()
-        state.players, state.rules = data["players"], data["rules"]
-        state.version, state.last_hash = data["version"], data["last_hash"]
-        state.hand = Hand.from_dict(data["hand"]) if data["hand"] else None
-        state.hand_seq = data["hand_seq"]
-        state.totals, state.scores = list(data["totals"]), list(data["scores"])
-        state.winners, state.status = list(data["winners"]), data["status"]
-        state.turn_at = data.get("turn_at")  # absent from snapshots older than turn clocks
-        state.timeouts = list(data.get("timeouts") or [0] * len(state.players))
-        state.hand_over = bool(state.scores and state.hand
-                               and state.scores[-1]["hand_number"] == state.hand.number)
-        return state
+        return cls().restore(data, Hand.from_dict(data["hand"]) if data["hand"] else None)
 
 
 class Record(Protocol):
@@ -110,12 +126,14 @@ class Record(Protocol):
     winners: list[int]
     status: str
     hand_over: bool
+    turn_at: str | None
     timeouts: list[int]
+    timing_out: int | None
 
 
 def _game_created(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.players = [dict(p) for p in data["players"]]
-    state.rules = dict(data["rules"])
+    state.rules = {"variant": SPINNER, **data["rules"]}  # a log naming none is Spinner's
     state.totals = [0] * len(state.players)
     state.timeouts = [0] * len(state.players)
 
@@ -135,20 +153,20 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
         hand.apply_search_draw(seat, tile)
     else:
         hand.apply_draw(seat, tile)
-        _acted(state, seat)
+        acted(state, seat)
 
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
                                           data["expose"], data["new_ends"])
-    _acted(state, seat)
+    acted(state, seat)
 
 
 def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     (state.hand or _no_hand()).apply_pass(seat)
-    _acted(state, seat)
+    acted(state, seat)
 
 
 def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
@@ -167,19 +185,19 @@ def _game_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     state.status = "finished"
 
 
-def _turn_timed_out(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _turn_timed_out(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     state.timeouts = [n + (s == seat) for s, n in enumerate(state.timeouts)]
     state.timing_out = seat
 
 
-def _seat_left(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
+def _seat_left(state: Record, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None  # the seat is an AI's from now on (API.md "Leaving")
     state.players = [{**p, "kind": "ai", "level": data["level"]} if s == seat else p
                      for s, p in enumerate(state.players)]
 
 
-def _acted(state: GameState, seat: int) -> None:
+def acted(state: Record, seat: int) -> None:
     """Count a seat's move: the one a timeout made for it, else its own, which ends its run
     of consecutive timeouts."""
     if state.timing_out == seat:
@@ -203,8 +221,10 @@ _APPLY: dict[str, Callable[[GameState, int | None, dict[str, Any]], None]] = {
 
 SHARED_FOLD: dict[str, Callable[[Record, int | None, dict[str, Any]], None]] = {
     ev.GAME_CREATED: _game_created, ev.HAND_ENDED: _hand_ended, ev.GAME_ENDED: _game_ended,
+    ev.TURN_TIMED_OUT: _turn_timed_out, ev.SEAT_LEFT: _seat_left,
 }
-"""The events every variant folds alike: the match's creation, each hand's end, its end."""
+"""The events every variant folds alike: the match's creation, each hand's end, its end,
+a turn timed out and a seat left (API.md "Lifecycle")."""
 
 R = TypeVar("R", bound=Record)
 
@@ -216,6 +236,8 @@ def fold(apply: Mapping[str, Callable[[R, int | None, dict[str, Any]], None]],
     for event in events:
         apply[event["type"]](state, event.get("seat"), event["data"])
         state.version += 1
+        if "turn_seconds" in state.rules:  # as `evolve`: a fact of the log (R26)
+            state.turn_at = event.get("at")
         state.last_hash = event.get("hash", state.last_hash)
     return state
 

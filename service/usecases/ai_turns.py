@@ -6,9 +6,10 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from service.game import events as ev
-from service.game.state import GameState
+from service.game.state import Match
 from service.rules.moves import Move
 from service.usecases import clocks
 from service.usecases.ai_caps import parse_turn, turn_name
@@ -19,23 +20,23 @@ from service.usecases.ports import ConcurrencyError, StoreUnavailable
 from service.usecases.recording import record_move
 from service.usecases.seats import meta
 
-Chooser = Callable[[GameState, int, list[ev.Event], float], Move]
+Chooser = Callable[[Match[Any], int, list[ev.Event], float], Move]
 """Picks a seat's move from the state, the hand's log and the seconds left before the move
 may be appended (its thinking time); a strategy sees only its view."""
-Pace = Callable[[GameState, int], float]
+Pace = Callable[[Match[Any], int], float]
 """The seconds after a seat's turn began before its move may reach the log."""
 log = logging.getLogger("spinner.turns")
 FAST, EXPERT = "fast", "expert"
 """The queue lanes: `greedy` and `random` turns take a few milliseconds, `expert` ones search."""
 
 
-def ai_to_move(state: GameState) -> bool:
+def ai_to_move(state: Match[Any]) -> bool:
     """Whether an AI seat is the one to move."""
     turn = state.turn
     return turn is not None and state.players[turn]["kind"] == "ai"
 
 
-def lane(state: GameState) -> str:
+def lane(state: Match[Any]) -> str:
     """Return the lane of the AI turn due now: EXPERT for an expert seat, else FAST."""
     assert state.turn is not None
     return EXPERT if state.players[state.turn].get("level", EXPERT) == EXPERT else FAST
@@ -47,7 +48,7 @@ def client_of(ctx: Context, game_id: str) -> Client | None:
     return None if found is None else found.client
 
 
-def queue_due(ctx: Context, game_id: str, state: GameState) -> None:
+def queue_due(ctx: Context, game_id: str, state: Match[Any]) -> None:
     """Queue the AI turn due at the state's version, if an AI seat is to move, or defer it
     while its client has as many AI turns queued as it may; stop counting a game that
     ended against its client's open AI games. It follows an append that landed, so it never
@@ -72,7 +73,7 @@ def queue_due(ctx: Context, game_id: str, state: GameState) -> None:
         ctx.meter.turn_not_queued()
 
 
-def admit(ctx: Context, game_id: str, state: GameState) -> bool:
+def admit(ctx: Context, game_id: str, state: Match[Any]) -> bool:
     """Count the AI turn due now as queued for its game's client and return True, or, with
     the client's cap of queued turns reached, defer it and return False (counted once,
     however often it is asked)."""
@@ -81,7 +82,7 @@ def admit(ctx: Context, game_id: str, state: GameState) -> bool:
         client, turn_name(game_id, state.version), ctx.caps.limits(client).turns)
 
 
-def heal(ctx: Context, game_id: str, state: GameState) -> None:
+def heal(ctx: Context, game_id: str, state: Match[Any]) -> None:
     """Queue the AI turn due now again if its job is lost (see TurnQueue.heal_turn). The
     turn counts against its client's cap first, as in `queue_due` (a read between the append
     and its `queue_due` must not queue a turn past the cap): a deferred turn has no job, and
@@ -140,7 +141,7 @@ def take_turn(ctx: Context, game_id: str, version: int, choose: Chooser,
 
 
 def play(ctx: Context, game_id: str, version: int, choose: Chooser,
-         pace: Pace | None = None) -> GameState | None:
+         pace: Pace | None = None) -> Match[Any] | None:
     """Append the AI seat's move due at `version` and return the state after it; None if
     the game has moved on. The move is appended no sooner than `pace` seconds after the turn
     began, however fast it was chosen or however late the job ran, so its time says nothing

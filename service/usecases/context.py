@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from service.game.state import GameState
+from service.game.state import Match
 from service.usecases.ai_caps import AiCaps
 from service.usecases.cache import Lru, Versioned
 from service.usecases.decks import Dealer
@@ -32,7 +32,7 @@ class Context:
     dealer: Dealer = field(default_factory=Dealer)
     caps: AiCaps = field(default_factory=AiCaps)
     notifier: Notifier = field(default_factory=NoNotifier)
-    states: Lru[GameState] = field(default_factory=lambda: Lru(CACHED_GAMES))
+    states: Lru[Match[Any]] = field(default_factory=lambda: Lru(CACHED_GAMES))
     """Each state is lent to one request at a time (`loading.load`, `loading.keep`)."""
     metas: Lru[Meta] = field(default_factory=lambda: Lru(CACHED_GAMES))
     tables: Versioned[Table] = field(default_factory=lambda: Versioned(CACHED_GAMES))

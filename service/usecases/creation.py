@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.game import events as ev
-from service.game.commands import create_game
-from service.game.state import GameState
+from service.game.state import Match
+from service.game.variants import variant_of
 from service.usecases import notifications
 from service.usecases.ai_turns import instant, now, queue_due
 from service.usecases.clients import Client
@@ -25,7 +25,7 @@ class Created:
     URL, `notify` with its signing secret (all shown once)."""
 
     game_id: str
-    state: GameState
+    state: Match[Any]
     tokens: dict[int, str]
     notify: dict[str, str] | None = None
 
@@ -33,15 +33,17 @@ class Created:
 def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
            seed: int | None, client: Client | None = None,
            notify: dict[str, Any] | None = None) -> Created:
-    """Create a game, deal hand 1 and return each human seat's token. `seed` is kept only
-    where the dealer honours seeds; else it is ignored and every deck is random. A game
-    with AI seats counts against its client's cap of open AI games (TooManyAiGames past
-    it), and its AI turns against the client's cap of queued turns. With `notify` (its
-    `url`), the game's notifications go there, signed with a secret made now
-    (RefusedNotifyUrl for a URL that may not have them)."""
+    """Create a game of the variant `rules` name, deal hand 1 and return each human seat's
+    token. `seed` is kept only where the dealer honours seeds; else it is ignored and every
+    deck is random. A game with AI seats counts against its client's cap of open AI games
+    (TooManyAiGames past it), and its AI turns against the client's cap of queued turns.
+    With `notify` (its `url`), the game's notifications go there, signed with a secret
+    made now (RefusedNotifyUrl for a URL that may not have them)."""
     subscribed = {} if notify is None else notifications.subscribe(ctx, notify)
     game_id, seed = new_game_id(), ctx.dealer.kept_seed(seed)
-    state, events = create_game(players, rules, ctx.dealer.shuffle(game_id, seed), ctx.clock())
+    variant = variant_of(rules)
+    shuffle = ctx.dealer.shuffle(game_id, seed, variant.tiles)
+    state, events = variant.create_game(players, rules, shuffle, ctx.clock())
     tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
     meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
     meta["seed"] = "" if seed is None else str(seed)

@@ -9,12 +9,12 @@ import hashlib
 import hmac
 import random
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from service.game.commands import Shuffle
 from service.game.fairness import Shuffled
-from service.rules.tiles import TILES
+from service.rules.tiles import TILES, Tile
 
 SALT_BYTES = 32
 
@@ -38,16 +38,18 @@ class Dealer:
         """Return the seed a new game keeps: `seed` when seeded games are allowed, else None."""
         return seed if self.seeded else None
 
-    def shuffle(self, game_id: str, seed: int | None) -> Shuffle:
-        """Return the game's shuffle: from the CSPRNG without a seed, else derived from the
-        secret, the game id, the seed and the hand number (so the same seed in another game
-        deals unrelated decks, and this game always deals these)."""
+    def shuffle(self, game_id: str, seed: int | None,
+                tiles: Sequence[Tile] = TILES) -> Shuffle:
+        """Return the game's shuffle of its variant's `tiles` (R5, F3): from the CSPRNG
+        without a seed, else derived from the secret, the game id, the seed and the hand
+        number (so the same seed in another game deals unrelated decks, and this game always
+        deals these)."""
         if seed is None:
-            return fresh
+            return functools.partial(fresh, tiles=tiles)
 
         def derived(hand_number: int) -> Shuffled:
             message = f"{game_id}:{seed}:{hand_number}".encode()
-            deck = list(TILES)
+            deck = list(tiles)
             random.Random(self._digest(b"deck", message)).shuffle(deck)  # R5
             return Shuffled(deck, self._digest(b"salt", message).hex())
         return derived
@@ -56,8 +58,9 @@ class Dealer:
         return hmac.new(self.secret(), label + b":" + message, hashlib.sha256).digest()
 
 
-def fresh(hand_number: int) -> Shuffled:
-    """Return a deck shuffled by the operating system's CSPRNG (R5) and a random salt."""
-    deck = list(TILES)
+def fresh(hand_number: int, tiles: Sequence[Tile] = TILES) -> Shuffled:
+    """Return a deck of `tiles` shuffled by the operating system's CSPRNG (R5) and a random
+    salt."""
+    deck = list(tiles)
     secrets.SystemRandom().shuffle(deck)
     return Shuffled(deck, secrets.token_hex(SALT_BYTES))

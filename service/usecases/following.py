@@ -5,10 +5,11 @@ caller's whole state at that version, redacted for the caller (R25)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from service.game import events as ev
-from service.game.state import GameState, evolve
+from service.game.state import Match
+from service.game.variants import variant_of
 from service.game.views import redact
 from service.usecases.ai_turns import heal
 from service.usecases.context import Context
@@ -60,29 +61,30 @@ def follow(ctx: Context, who: Follower, resume: int, quiet_s: float) -> Followed
     return _as_they_come(ctx, who, after, standing, int(quiet_s * 1000))
 
 
-def turn_of(state: GameState) -> Turn:
+def turn_of(state: Match[Any]) -> Turn:
     """Return where `state` stands."""
     return Turn(state.version, state.turn, state.status)
 
 
-def _standing(ctx: Context, who: Follower, state: GameState) -> Iterator[Turn | View]:
+def _standing(ctx: Context, who: Follower, state: Match[Any]) -> Iterator[Turn | View]:
     """Where `state` stands, then, if `who` asked for it, its View (as a GET answers it)."""
     yield turn_of(state)
     if who.with_state:
         yield view_of(ctx, who.game_id, state, who.seat)
 
 
-def _rest_of_log(ctx: Context, who: Follower, after: int, finished: GameState) -> Followed:
+def _rest_of_log(ctx: Context, who: Follower, after: int, finished: Match[Any]) -> Followed:
     yield from ctx.store.read(who.game_id, after)
     yield from _standing(ctx, who, finished)
 
 
-def _as_they_come(ctx: Context, who: Follower, after: int, standing: GameState,
+def _as_they_come(ctx: Context, who: Follower, after: int, standing: Match[Any],
                   quiet_ms: int) -> Followed:
     """The events as they are appended, each batch followed by its Turn (`standing`, kept
     up with every event); when none came for `quiet_ms`, a lost AI turn is re-queued
     (nothing else may read the game to notice) and None is yielded."""
     game_id, seat = who.game_id, who.seat
+    evolve = variant_of(standing.rules).evolve
     if after == standing.version:
         yield from _standing(ctx, who, standing)
     while standing.status == "playing":
@@ -103,7 +105,7 @@ def _as_they_come(ctx: Context, who: Follower, after: int, standing: GameState,
             yield from _standing(ctx, who, standing)
 
 
-def _share(ctx: Context, game_id: str, standing: GameState) -> None:
+def _share(ctx: Context, game_id: str, standing: Match[Any]) -> None:
     """Keep a copy of `standing` for this process's next request of the game, unless the
     state kept is as new: a move then finds its state at its If-Match version, without
     reading the events it missed."""

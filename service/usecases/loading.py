@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from service.game.state import GameState, replay
+from typing import Any
+
+from service.game.state import Match
+from service.game.variants import replay_log, restore
 from service.usecases.context import Context
 from service.usecases.errors import NoSuchGame
 from service.usecases.tokens import GAME_ID
@@ -23,7 +26,7 @@ def is_game_id(game_id: str) -> bool:
     return GAME_ID.fullmatch(game_id) is not None
 
 
-def load(ctx: Context, game_id: str) -> GameState:
+def load(ctx: Context, game_id: str) -> Match[Any]:
     """Rebuild the game's state: a kept state or the latest snapshot, then later events. The
     caller has the state to itself; `keep` gives it back. A kept state of a game the store
     has forgotten (never moved in, it expired) is dropped: the game is unknown."""
@@ -33,14 +36,13 @@ def load(ctx: Context, game_id: str) -> GameState:
         kept = ctx.states.take(game_id)
         later = None if kept is None else ctx.store.read_known(game_id, kept.version)
         if kept is not None and later is not None:
-            return replay(later, kept)
+            return replay_log(later, kept)
         snapshot, events = ctx.store.load(game_id)
         if snapshot is None and not events:
             raise no_such_game()
-        state = GameState.from_dict(snapshot["state"]) if snapshot else GameState()
-        return replay(events, state)
+        return replay_log(events, restore(snapshot["state"]) if snapshot else None)
 
 
-def keep(ctx: Context, game_id: str, state: GameState) -> None:
+def keep(ctx: Context, game_id: str, state: Match[Any]) -> None:
     """Give back a state that matches the log, for the next request to build on."""
     ctx.states.put(game_id, state)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from service.game.state import GameState
+from service.game.state import Match
 from service.usecases import idempotency
 from service.usecases.ai_turns import queue_due
 from service.usecases.context import Context
@@ -111,7 +111,7 @@ def _move(ctx: Context, game_id: str, seat: int, body: dict[str, Any],
                        version=race.current_version) from race
 
 
-def _try_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+def _try_move(ctx: Context, game_id: str, state: Match[Any], seat: int, body: dict[str, Any],
               if_match: frozenset[int] | None, claim: KeyClaim | None) -> View:
     """Check If-Match (the versions it names), decide and append the move on `state`, queue
     any AI turn; return the seat's new view."""

@@ -14,7 +14,7 @@ import secrets
 from typing import Any
 
 from service.game import events as ev
-from service.game.state import GameState
+from service.game.state import Match
 from service.usecases.context import Context
 from service.usecases.errors import RefusedNotifyUrl
 from service.usecases.seat_views import view_of
@@ -48,14 +48,14 @@ def webhook_id(game_id: str, body: dict[str, Any]) -> str:
     return f"msg_{game_id}_{body['version']}_{body['type']}"
 
 
-def human_to_move(state: GameState) -> bool:
+def human_to_move(state: Match[Any]) -> bool:
     """Whether a human seat is the one to move (by its kind now: a seat that left is `ai`)."""
     turn, hand = state.turn, state.hand
     return (turn is not None and hand is not None and not hand.awaiting_server
             and state.players[turn]["kind"] == "human")
 
 
-def bodies(ctx: Context, game_id: str, state: GameState,
+def bodies(ctx: Context, game_id: str, state: Match[Any],
            events: list[ev.Event]) -> list[dict[str, Any]]:
     """Return the notifications of an append, in order of version: its hand and match ends,
     then the turn of the human seat to move after it. They name no tile (R25)."""
@@ -75,7 +75,7 @@ def bodies(ctx: Context, game_id: str, state: GameState,
     return found
 
 
-def announce(ctx: Context, game_id: str, state: GameState, events: list[ev.Event]) -> None:
+def announce(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event]) -> None:
     """Queue the notifications of an append that landed (`state` is after it), if the game
     has a URL. It never fails: a notification it cannot queue is logged and dropped."""
     try:

@@ -5,7 +5,7 @@ lost AI turn."""
 from __future__ import annotations
 
 from service.game import events as ev
-from service.game.state import replay
+from service.game.variants import replay_log
 from service.game.views import visible_log
 from service.usecases.ai_turns import heal
 from service.usecases.context import Context
@@ -39,7 +39,7 @@ def view_at(ctx: Context, game_id: str, seat: int | None, version: int) -> View:
         raise no_such_game()
     if not 1 <= version <= current:
         raise NoSuchVersion(f"version {version} is not in 1..{current}")
-    return view_of(ctx, game_id, replay(ctx.store.read(game_id, 0, version)), seat)
+    return view_of(ctx, game_id, replay_log(ctx.store.read(game_id, 0, version)), seat)
 
 
 def events(ctx: Context, game_id: str, seat: int | None, after: int) -> list[ev.Event]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from service.game import events as ev
-from service.game.commands import Shuffle, make_move
+from service.game.commands import Shuffle
 from service.game.fairness import Shuffled
-from service.game.state import GameState
+from service.game.state import Match
+from service.game.variants import variant_of
 from service.game.views import own
 from service.rules import errors as rule
 from service.rules.moves import Move
@@ -17,11 +18,11 @@ from service.usecases.ports import KeyClaim
 from service.usecases.seats import require_game
 from service.usecases.tokens import new_append_id
 
-FIELDS = {"R2": "tile", "R14": "expose"}
+FIELDS = {"R2": "tile", "R14": "expose", "F1": "tile"}
 """The move field a malformed move's rule speaks of; any other rule, of the action."""
 
 
-def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: dict[str, Any],
+def record_move(ctx: Context, game_id: str, state: Match[Any], seat: int, body: dict[str, Any],
                 claim: KeyClaim | None) -> None:
     """Decide `seat`'s move on `state` and append its events at the state's version, with a
     snapshot when a hand was dealt and, for a claimed key, its final record; then queue its
@@ -32,7 +33,7 @@ def record_move(ctx: Context, game_id: str, state: GameState, seat: int, body: d
     append(ctx, game_id, expected, state, events, record, moving_in)
 
 
-def append(ctx: Context, game_id: str, expected: int, state: GameState, events: list[ev.Event],
+def append(ctx: Context, game_id: str, expected: int, state: Match[Any], events: list[ev.Event],
            record: tuple[KeyClaim, str] | None = None, moving_in: bool = False) -> None:
     """Append the events decided on the state at version `expected` (`state` is after them),
     with a snapshot when a hand was dealt."""
@@ -43,23 +44,25 @@ def append(ctx: Context, game_id: str, expected: int, state: GameState, events: 
     notifications.announce(ctx, game_id, state, events)
 
 
-def moved_in(state: GameState, seat: int) -> bool:
+def moved_in(state: Match[Any], seat: int) -> bool:
     """Whether a move of `seat` keeps the game for good: a client's move (a human seat's),
     or any move of a game of AI seats only, which no client ever moves in."""
     kinds = [player["kind"] for player in state.players]
     return kinds[seat] == "human" or "human" not in kinds
 
 
-def decide(ctx: Context, game_id: str, state: GameState, seat: int,
+def decide(ctx: Context, game_id: str, state: Match[Any], seat: int,
            body: dict[str, Any]) -> list[ev.Event]:
-    """Apply the move to `state` and return its events, or raise the refusal of its rule."""
+    """Apply the move to `state` by its variant's rules and return its events, or raise the
+    refusal of its rule (an R-number, or an F-number for All Fives)."""
     try:
-        return make_move(state, seat, Move.from_dict(body), shuffle_of(ctx, game_id), ctx.clock())
+        return variant_of(state.rules).make_move(state, seat, Move.from_dict(body),
+                                                 shuffle_of(ctx, game_id, state), ctx.clock())
     except rule.RuleError as error:
         raise refusal(error, state, seat) from error
 
 
-def refusal(error: rule.RuleError, state: GameState, seat: int) -> errors.Refusal:
+def refusal(error: rule.RuleError, state: Match[Any], seat: int) -> errors.Refusal:
     """Return the refusal of a rule error: malformed, out of turn, or illegal (with the
     seat's legal moves)."""
     if isinstance(error, rule.MalformedMove):
@@ -72,9 +75,12 @@ def refusal(error: rule.RuleError, state: GameState, seat: int) -> errors.Refusa
                               legal_moves=own(state, seat).get("legal_moves", []))
 
 
-def shuffle_of(ctx: Context, game_id: str) -> Shuffle:
-    """Return the game's deck source; its seed is read only when a hand is dealt."""
+def shuffle_of(ctx: Context, game_id: str, state: Match[Any]) -> Shuffle:
+    """Return the deck source of the game, of the variant `state` plays; its seed is read
+    only when a hand is dealt."""
+    tiles = variant_of(state.rules).tiles
+
     def shuffle(hand_number: int) -> Shuffled:
         seed = require_game(ctx, game_id).seed
-        return ctx.dealer.shuffle(game_id, int(seed) if seed else None)(hand_number)
+        return ctx.dealer.shuffle(game_id, int(seed) if seed else None, tiles)(hand_number)
     return shuffle

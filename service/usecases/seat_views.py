@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from service.game.state import GameState
+from service.game.state import Match
 from service.game.views import own, table
 from service.usecases.context import Context
 
@@ -20,7 +20,7 @@ class Table:
         self.version, self.fields = version, fields
 
     @classmethod
-    def of(cls, game_id: str, state: GameState) -> Table:
+    def of(cls, game_id: str, state: Match[Any]) -> Table:
         """Return the table of `state`, named for its game."""
         return cls(state.version, {"game_id": game_id, **table(state)})
 
@@ -34,7 +34,7 @@ class View:
     own: dict[str, Any]
 
 
-def view_of(ctx: Context, game_id: str, state: GameState, seat: int | None) -> View:
+def view_of(ctx: Context, game_id: str, state: Match[Any], seat: int | None) -> View:
     """Return `state` as `seat` sees it; the table is built once a version. A seat that has
     left (an AI's now) still sees its hand, but no legal move: it can make none (API.md)."""
     shared = ctx.tables.get(game_id, state.version, lambda: Table.of(game_id, state))

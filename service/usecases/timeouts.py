@@ -25,7 +25,7 @@ def run_out(ctx: Context, game_id: str, version: int, choose: Chooser) -> bool:
     sleep_until(ctx, when.timestamp())  # a job run early (another host's clock) waits
     move = choose(state, seat, ctx.store.read(game_id, after=state.hand_seq - 1), 0.0)
     try:
-        events = time_out(state, move, shuffle_of(ctx, game_id), ctx.clock())
+        events = time_out(state, move, shuffle_of(ctx, game_id, state), ctx.clock())
         append(ctx, game_id, version, state, events)
     except ConcurrencyError:  # a move landed first: this clock was stale
         ctx.meter.append_conflict()

@@ -15,12 +15,15 @@ def auth(token: str) -> dict[str, str]:
 
 
 def create(client: Any, seats: int = 2, hands: int = 1, opening: str = "draw",
-           seed: int | None = 1, ai: dict[int, str] | None = None) -> tuple[str, dict[int, str]]:
-    """Create a game (humans unless `ai` maps seat -> level); return its id and seat tokens."""
+           seed: int | None = 1, ai: dict[int, str] | None = None,
+           rules: dict[str, Any] | None = None) -> tuple[str, dict[int, str]]:
+    """Create a game (humans unless `ai` maps seat -> level) of Spinner with `hands` and
+    `opening`, or under `rules` when given; return its id and seat tokens."""
     ai = ai or {}
     players = [{"name": f"P{s}", "kind": "ai", "level": ai[s]} if s in ai
                else {"name": f"P{s}", "kind": "human"} for s in range(seats)]
-    body: dict[str, Any] = {"players": players, "rules": {"hands": hands, "opening": opening}}
+    body: dict[str, Any] = {"players": players,
+                            "rules": rules or {"hands": hands, "opening": opening}}
     if seed is not None:
         body["seed"] = seed
     answer = client.post("/v1/games", json=body)

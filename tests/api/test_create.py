@@ -25,7 +25,7 @@ def test_create_fills_in_default_rules_and_level(client):
     game_id, _ = create(client, seats=2, seed=None)
     answer = client.post("/v1/games", json={"players": [HUMAN, {"name": "B", "kind": "ai"}]})
     state = client.get(f"/v1/games/{answer.json['game_id']}").json
-    assert state["rules"] == {"hands": 10, "opening": "draw"}
+    assert state["rules"] == {"variant": "spinner", "hands": 10, "opening": "draw"}
     assert state["players"][1]["level"] == "expert"
     assert client.get(f"/v1/games/{game_id}").json["hand_number"] == 1
 

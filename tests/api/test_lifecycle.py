@@ -32,8 +32,8 @@ def test_a_clocked_game_shows_its_rules_and_its_turn_deadline(client: Any) -> No
     created = create(client, {"hands": 1, "turn_seconds": 10})
     assert created.status_code == 201
     state = client.get(created.headers["Location"]).json
-    assert state["rules"] == {"hands": 1, "opening": "draw", "turn_seconds": 10,
-                              "timeouts_to_leave": 3}
+    assert state["rules"] == {"variant": "spinner", "hands": 1, "opening": "draw",
+                              "turn_seconds": 10, "timeouts_to_leave": 3}
     assert state["turn_deadline"] is not None and state["turn_deadline"].endswith("Z")
     assert client.get(create(client, {"hands": 1}).headers["Location"]).json[
         "turn_deadline"] is None

@@ -151,7 +151,7 @@ def test_every_operation_lists_what_any_request_may_get() -> None:
 
 MIRRORS = {
     schemas.CreateGameIn: "CreateGameRequest", schemas.PlayerIn: "PlayerRequest",
-    schemas.RulesIn: "RulesRequest", schemas.MoveIn: "MoveRequest",
+    schemas.RulesIn: "GameRulesRequest", schemas.MoveIn: "MoveRequest",
     schemas.CreatedOut: "Created", schemas.SeatOut: "CreatedSeat", schemas.StateOut: "State",
     schemas.RulesOut: "Rules", schemas.PlayerOut: "Player", schemas.LayoutOut: "Layout",
     schemas.PlacedTileOut: "PlacedTile", schemas.EndOut: "End",
@@ -205,7 +205,8 @@ PLAYERS = [{"seat": 0, "name": "Ann", "kind": "human", "tile_count": 14, "total"
            {"seat": 1, "name": "Bot", "kind": "ai", "level": "expert", "tile_count": 14,
             "total": 0}]
 STATE = {"game_id": "abc", "version": 2, "status": "playing",
-         "rules": {"hands": 10, "opening": "draw"}, "hand_number": 1, "opening_double": "9-9",
+         "rules": {"variant": "spinner", "hands": 10, "opening": "draw"}, "hand_number": 1,
+         "opening_double": "9-9",
          "turn": 0, "boneyard_count": 38, "layout": {"tiles": [], "ends": []},
          "obligations": [], "players": PLAYERS, "scores": [], "winners": [],
          "turn_deadline": None, "seat": 0,
@@ -443,7 +444,8 @@ def test_a_seat_state_and_a_spectator_state_are_told_apart() -> None:
 
 EVENTS = {
     "GameCreatedEvent": {"type": "game_created", "seat": None, "data": {
-        "players": [{"name": "Ann", "kind": "human"}], "rules": {"hands": 1, "opening": "draw"}}},
+        "players": [{"name": "Ann", "kind": "human"}],
+        "rules": {"variant": "spinner", "hands": 1, "opening": "draw"}}},
     "HandStartedEvent": HAND_STARTED,
     "TileDrawnEvent": {"type": "tile_drawn", "seat": 1, "data": {"reason": "draw"}},
     "TilePlayedEvent": {"type": "tile_played", "seat": 0, "data": {
@@ -458,6 +460,8 @@ EVENTS = {
         "totals": [0, 5], "winners": [0]}},
     "TurnTimedOutEvent": {"type": "turn_timed_out", "seat": 0, "data": {}},
     "SeatLeftEvent": {"type": "seat_left", "seat": 1, "data": {"level": "random"}},
+    "LeaderDrawnEvent": {"type": "leader_drawn", "seat": None, "data": {
+        "tiles": ["4-6", "5-5"]}},
 }
 """A redacted event of each type, by the name of its schema."""
 
@@ -478,7 +482,8 @@ def test_each_event_fits_its_own_schema_and_no_other(name: str) -> None:
             assert_fits_schema({**event, "data": EVENTS[other]["data"]}, "Event")
 
 
-@pytest.mark.parametrize(("union", "field"), [("Event", "type"), ("CreatedSeat", "kind")])
+@pytest.mark.parametrize(("union", "field"), [("Event", "type"), ("CreatedSeat", "kind"),
+                                              ("Rules", "variant")])
 def test_a_union_names_its_branch_by_a_discriminator_each_branch_pins(union: str,
                                                                       field: str) -> None:
     """What generators read (openapi-typescript the mapping, openapi-python-client each

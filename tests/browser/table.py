@@ -30,10 +30,14 @@ class Table:
     """Each spinner exposure choice the page asked for: the tile, the end, the values."""
 
     def start(self, name: str = "Ann", opponents: int = 1, hands: int = 1,
-              pace_ms: int = 0) -> Table:
-        """Open the page, fill in the new game's form and start it."""
+              pace_ms: int = 0, target: int | None = None) -> Table:
+        """Open the page, fill in the new game's form and start it: Spinner, or All Fives
+        to `target` when one is given."""
         self.page.goto(f"{self.base}/?pace={pace_ms}")
         self.page.fill("input[name=name]", name)
+        if target is not None:
+            self.page.select_option("select[name=variant]", "all_fives")
+            self.page.select_option("select[name=target]", str(target))
         self.page.select_option("select[name=opponents]", str(opponents))
         self.page.select_option("select[name=level]", "greedy")
         self.page.select_option("select[name=hands]", str(hands))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from service.game.variants import replay_log
 from tests.browser.conftest import Console
 from tests.browser.table import YOUR_MOVE, Table
 from tests.support.serve import call
@@ -32,6 +33,42 @@ def test_a_whole_one_hand_game_against_greedy_by_clicking(page: Page, live: str,
     expect(page.locator("#match-end .winners")).to_have_text(f"Winner: {winners}")
     hand_points = page.locator("#hand-end tbody tr td:last-child").all_inner_texts()
     assert [int(p) for p in hand_points] == final["scores"][0]["points"]
+    assert console.errors == []
+
+
+def test_an_all_fives_match_shows_the_count_each_plays_points_and_replays(
+        page: Page, live: str, console: Console) -> None:
+    """Issue 22, point 5: All Fives chosen on the form, played to 50 by clicking; the count
+    shown at each turn is the one the rules core folds from the export (F9), each play's
+    points are in the moves list, and the replay viewer ends on the match's totals."""
+    table = Table(page, live).start(target=50)
+    table.wait_for_my_move()
+    assert table.api_state()["rules"] == {"variant": "all_fives", "target": 50}
+    expect(page.locator("#hand-number")).to_have_text("1, first to 50 wins")
+    counts: dict[int, int] = {}
+    lines: list[str] = []
+    for _ in range(200):
+        if not table.wait_for_my_move():
+            break
+        counts[table.version()] = int(page.inner_text("#count-now"))
+        lines += page.locator("#moves li").all_inner_texts()
+        table.take_turn()
+        table.moved()
+    final = table.api_state()
+    assert final["status"] == "finished" and len(final["winners"]) == 1
+    shown_totals = page.locator("#match-end tbody td").all_inner_texts()
+    assert [int(t) for t in shown_totals] == [p["total"] for p in final["players"]]
+    _, _, export = call("GET", f"{live}/v1/games/{table.game_id}/export")
+    for version, count in counts.items():
+        hand = replay_log(export["events"][:version]).hand
+        assert hand is not None and count == hand.count, version
+    assert len(counts) > 3 and any(counts.values())
+    assert any(", scoring " in line for line in lines) and any(", no score" in line
+                                                                for line in lines)
+    page.goto(f"{live}/replay/{table.game_id}")
+    page.click("#last")
+    expect(page.locator("#match-end")).to_be_visible()
+    assert page.locator("#match-end tbody td").all_inner_texts() == shown_totals
     assert console.errors == []
 
 

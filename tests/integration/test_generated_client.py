@@ -1,8 +1,9 @@
 """openapi.yaml as an integrator uses it (issue 18, points 2 and 3): the Python client that
 openapi-python-client generates from it types each event's `data`, tells a seat's state from a
-spectator's and a human seat from an AI seat, and lets a client without credentials create games
-and read them; a program that knows only that client (tests/integration/generated/play.py)
-passes `mypy --strict` and plays whole matches against `spinner serve`."""
+spectator's, a human seat from an AI seat and Spinner's rules from All Fives' (issue 22), and
+lets a client without credentials create games and read them; a program that knows only that
+client (tests/integration/generated/play.py) passes `mypy --strict` and plays whole matches
+against `spinner serve`."""
 
 from __future__ import annotations
 
@@ -104,3 +105,7 @@ def test_the_program_plays_whole_matches_through_the_generated_client_only(
         assert match["logged_winners"] == [match["winners"]] and match["winners"], name
         assert match["new_ends"] and all(end.startswith("e") for end in match["new_ends"])
         assert set(match["acted"]) == {"0", "1"}, name  # each seat moved, the AI seat too
+        fives = name == "all_fives"  # its rules typed apart by their variant (issue 22)
+        assert match["variant"] == ("all_fives" if fives else "spinner"), name
+        assert (len(match["leader_drawn"]) == 2 and max(match["totals"]) >= 50) if fives \
+            else (match["leader_drawn"] == [] and match["points"] == 0), name

@@ -177,7 +177,7 @@ def test_R9_next_lower_a_double_at_or_above_d_does_not_open_in_a_later_hand():
                     later=lambda n: hand2)
     match.play(0, "pass")
     match.play(1, "pass")  # seat 1 wins the blocked hand and shuffles hand 2 (d = 8)
-    assert match.state.rules == rules
+    assert match.state.rules == {"variant": "spinner", **rules}  # a log naming none
     assert drawn_by(match.new) == [(1, "9-9"), (0, "0-1"), (1, "6-6")]
     assert match.legal(1) == ["6-6 6"]
 

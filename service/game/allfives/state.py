@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from service.game import events as ev
-from service.game.state import SHARED_FOLD, Match, fold
+from service.game.state import SHARED_FOLD, Match, acted, fold
 from service.rules.allfives.hand import FivesHand
 from service.rules.tiles import Tile
 
@@ -28,15 +28,10 @@ class FivesState(Match[FivesHand]):
         """The total that wins the match (F15)."""
         return int(self.rules["target"])
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the state as plain data, for snapshots and comparisons."""
-        return {
-            "players": self.players, "rules": self.rules, "version": self.version,
-            "last_hash": self.last_hash, "hand": self.hand.to_dict() if self.hand else None,
-            "hand_seq": self.hand_seq, "totals": list(self.totals),
-            "scores": list(self.scores), "winners": list(self.winners), "status": self.status,
-            "hand_over": self.hand_over,
-        }
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FivesState:
+        """Rebuild a state from `to_dict` output (a snapshot)."""
+        return cls().restore(data, FivesHand.from_dict(data["hand"]) if data["hand"] else None)
 
 
 def _hand(state: FivesState) -> FivesHand:
@@ -59,6 +54,7 @@ def _hand_started(state: FivesState, seat: int | None, data: dict[str, Any]) -> 
 def _tile_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     _hand(state).apply_draw(seat, Tile.parse(data["tile"]))
+    acted(state, seat)
 
 
 def _tile_played(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
@@ -66,11 +62,13 @@ def _tile_played(state: FivesState, seat: int | None, data: dict[str, Any]) -> N
     _hand(state).apply_play(seat, Tile.parse(data["tile"]), data["end"], data["expose"],
                             data["new_ends"])
     state.totals[seat] += data["points"]
+    acted(state, seat)
 
 
 def _passed(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
     _hand(state).apply_pass(seat)
+    acted(state, seat)
 
 
 _APPLY: dict[str, Callable[[FivesState, int | None, dict[str, Any]], None]] = {

@@ -169,7 +169,7 @@ class FivesHand:
         return other
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the hand as plain data (for comparisons)."""
+        """Return the hand as plain data (for snapshots and comparisons)."""
         return {
             "number": self.number, "seats": self.seats, "leader": self.leader,
             "tiles": [[t.text for t in held] for held in self.tiles],
@@ -180,3 +180,16 @@ class FivesHand:
             "layout": [[t.text, end, x] for t, end, x in self.layout],
             "next_end": self.next_end, "turn": self.turn, "passes": self.passes,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FivesHand:
+        """Rebuild a hand from `to_dict` output (a snapshot)."""
+        hand = cls(data["number"], data["seats"], data["leader"])
+        hand.tiles = [[Tile.parse(t) for t in held] for held in data["tiles"]]
+        hand.boneyard = [Tile.parse(t) for t in data["boneyard"]]
+        hand.ends, hand.shows = dict(data["ends"]), dict(data["shows"])
+        hand.long_ends, hand.sides = list(data["long_ends"]), list(data["sides"])
+        hand.spinner = Tile.parse(data["spinner"]) if data["spinner"] else None
+        hand.layout = [(Tile.parse(t), end, x) for t, end, x in data["layout"]]
+        hand.next_end, hand.turn, hand.passes = data["next_end"], data["turn"], data["passes"]
+        return hand

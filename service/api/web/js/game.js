@@ -11,7 +11,7 @@ import {tileFace, tileName} from "./tiles.js";
 const params = new URLSearchParams(location.search);
 const PACE_MS = Number.parseInt(params.get("pace") ?? "700", 10) || 0;  // between moves shown
 const EVENT_TYPES = ["game_created", "hand_started", "tile_drawn", "tile_played", "passed",
-  "obligation_lifted", "hand_ended", "game_ended", "turn_timed_out", "seat_left"];
+  "obligation_lifted", "hand_ended", "game_ended", "turn_timed_out", "seat_left", "leader_drawn"];
 const seatKey = (gameId) => `spinner.seat.${gameId}`;
 
 const game = {
@@ -43,7 +43,9 @@ async function create(form) {
   const opponents = Number(data.get("opponents")), level = data.get("level");
   const players = [{name: data.get("name").trim() || "You", kind: "human"}];
   for (let i = 1; i <= opponents; i++) players.push({name: `AI ${i}`, kind: "ai", level});
-  const rules = {hands: Number(data.get("hands")), opening: data.get("opening")};
+  const rules = data.get("variant") === "all_fives"
+    ? {variant: "all_fives", target: Number(data.get("target"))}
+    : {hands: Number(data.get("hands")), opening: data.get("opening")};
   try {
     const created = await call("POST", "/games", {body: {players, rules}});
     const mine = created.seats.find((s) => s.kind === "human");
@@ -173,7 +175,7 @@ function render(state) {
   game.state = state;
   game.shown = state.version;
   game.chosen = null;
-  showStats(state);
+  showStats(state, newEndsOf(game.events, state.hand_number, state.version));
   showPlayers(state, game.seat);
   const mine = state.status === "playing" && state.turn === game.seat;
   put(byId("turn"), finished() ? "The match is over"
@@ -221,7 +223,7 @@ function chooseTile(tile) {
   put(byId("choice"), el("p", {}, `Play ${tile} on:`),
     el("div", {class: "options"}, ...ends.map((end) => el("button", {
       type: "button", "data-end": end ?? "centre", onclick: () => chooseEnd(end)},
-    end === null ? "the centre (opening double)" : endLabel(end, owed.includes(end))))));
+    end === null ? "the centre (the lead)" : endLabel(end, owed.includes(end))))));
   byId("choice").querySelector("button").focus();
 }
 

@@ -51,11 +51,13 @@ function shape(a, d, isDouble) {
   return {c, d, box: rect(c, d, 2, 1), axis: d, ends: [[add(a, d, 2), d]]};
 }
 
-/** The opening double: its long axis east-west, its ends east, west, north, south (R12). */
-function opening() {
+/** The opening double: its long axis east-west, its ends east, west, north, south (R12);
+ * All Fives' lead of another tile lies east-west too, its first half's end west (F8). */
+function opening(isDouble) {
   const c = [0, 0];
-  return {c, d: EAST, box: rect(c, EAST, 2, 1), axis: EAST, link: null,
-          ends: [[[1, 0], EAST], [[-1, 0], WEST], [[0, -0.5], NORTH], [[0, 0.5], SOUTH]]};
+  const ends = isDouble ? [[[1, 0], EAST], [[-1, 0], WEST], [[0, -0.5], NORTH], [[0, 0.5], SOUTH]]
+    : [[[-1, 0], WEST], [[1, 0], EAST]];
+  return {c, d: EAST, box: rect(c, EAST, 2, 1), axis: EAST, link: null, ends};
 }
 
 /** Place every tile of `tiles` ({tile, end, expose}, in the order played); `newEnds[i]` are
@@ -66,7 +68,7 @@ export function place(tiles, newEnds) {
     const [a, b] = halves(played.tile);
     const from = ends.get(played.end);
     let spot;
-    if (played.end === null) spot = opening();
+    if (played.end === null) spot = opening(a === b);
     else if (from) spot = fit(from[0], from[1], a === b, pieces.map((p) => p.box));
     else return;  // an end this page never learnt of: the tile is listed, not drawn
     (newEnds[i] || []).forEach((id, k) => { if (spot.ends[k]) ends.set(id, spot.ends[k]); });
@@ -116,7 +118,8 @@ function piece(p) {
   const {x, y, w, h} = p.box;
   const [a, b] = halves(p.tile);
   const far = p.near === a ? b : a;
-  const label = p.end === null ? `opening double ${tileName(p.tile)}, standing for ${p.expose}`
+  const label = p.end === null ? (p.expose === null ? `lead tile ${tileName(p.tile)}`
+    : `opening double ${tileName(p.tile)}, standing for ${p.expose}`)
     : `tile ${tileName(p.tile)} on ${p.end}, leaving ${p.expose}`;
   const mid = p.c;
   const split = p.axis[0]

@@ -48,10 +48,10 @@ async function go(version) {
   put(byId("event"), `Event ${at}: ${describe(event, viewer.players)}`);
   put(byId("turn"), state.status === "finished" ? "The match is over"
     : state.turn === null ? "" : `Turn: ${viewer.players[state.turn].name}`);
-  showStats(state);
+  const newEnds = newEndsOf(viewer.events, state.hand_number, at);
+  showStats(state, newEnds);
   showPlayers(state, null, handsAt(at));
-  drawLayout(byId("layout"), state.layout, newEndsOf(viewer.events, state.hand_number, at),
-    {owed: state.obligations});
+  drawLayout(byId("layout"), state.layout, newEnds, {owed: state.obligations});
   put(byId("layout-caption"), state.obligations.length ? `Owed ends (R17), marked "!": ${state.obligations.join(", ")}` : "");
   showEnds(at);
   byId("first").disabled = byId("back").disabled = at === 1;

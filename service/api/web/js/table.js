@@ -15,16 +15,21 @@ export function buildBoard(box) {
   const stat = (name, id) => el("div", {}, el("dt", {}, name), el("dd", {id}));
   put(box,
     el("dl", {class: "stats"}, stat("Hand", "hand-number"), stat("Opening double", "opening-double"),
-      stat("Boneyard", "boneyard"), stat("Version", "version")),
+      stat("Count", "count-now"), stat("Boneyard", "boneyard"), stat("Version", "version")),
     el("div", {id: "players", class: "players"}),
     el("figure", {class: "layout"}, el("div", {id: "layout"}), el("figcaption", {id: "layout-caption"})));
 }
 
-/** Fill the stats (hand number, opening double, boneyard, version) from a state. */
-export function showStats(state) {
+/** Fill the stats (hand number, opening double, All Fives' count, boneyard, version) from a
+ * state; `newEnds` are the ends each play of its hand opened (`newEndsOf`). */
+export function showStats(state, newEnds = []) {
+  const fives = state.rules.variant === "all_fives";
   put(byId("hand-number"), state.hand_number === null ? "–"
-    : `${state.hand_number} of ${state.rules.hands}`);
+    : fives ? `${state.hand_number}, first to ${state.rules.target} wins`
+      : `${state.hand_number} of ${state.rules.hands}`);
   put(byId("opening-double"), state.opening_double || "–");
+  byId("count-now").parentElement.hidden = !fives;
+  put(byId("count-now"), fives ? String(countOf(state.layout, newEnds)) : "");
   put(byId("boneyard"), `${state.boneyard_count} tiles`);
   put(byId("version"), String(state.version));
 }
@@ -52,16 +57,22 @@ export function describe(event, players, me = null) {
   const d = event.data || {};
   switch (event.type) {
     case "game_created": return "The game was created";
+    case "leader_drawn":
+      return `Drawn for the lead (F4): ${(d.tiles || []).map((t, s) => `${seatName(players, s, me)} ${t}`).join(", ")}`;
     case "hand_started":
-      return `Hand ${d.hand_number} dealt, opening with ${d.opening_double}`;
+      return d.opening_double ? `Hand ${d.hand_number} dealt, opening with ${d.opening_double}`
+        : `Hand ${d.hand_number} dealt, ${seatName(players, d.leader, me)} to lead`;
     case "tile_drawn":
       return `${who} drew ${d.tile || "a tile"}${d.reason === "search" ? " searching for the opener (R9)" : ""}`;
     case "tile_played":
-      return `${who} played ${d.tile} ${d.end === null ? "in the centre" : `on ${d.end}`}, leaving ${d.expose}`;
+      return `${who} played ${d.tile} ${d.end === null ? "in the centre" : `on ${d.end}`}`
+        + (d.expose === null ? "" : `, leaving ${d.expose}`)
+        + (d.points === undefined ? "" : d.points ? `, scoring ${d.points}` : ", no score");
     case "passed": return `${who} passed`;
     case "obligation_lifted": return `Everyone passed: ${(d.ends || []).join(", ")} no longer owed (R18)`;
     case "hand_ended":
-      return `Hand ${d.hand_number} ended (${d.ended_by}): ${seatName(players, d.winner, me)} won it`;
+      return `Hand ${d.hand_number} ended (${d.ended_by}): `
+        + (d.winner === null ? "nobody won it" : `${seatName(players, d.winner, me)} won it`);
     case "game_ended":
       return `The match ended: ${(d.winners || []).map((s) => seatName(players, s, me)).join(" and ")} won`;
     default: return `${event.type}${who ? ` (${who})` : ""}`;
@@ -107,4 +118,31 @@ export function newEndsOf(events, handNumber, upTo = Infinity) {
     else if (e.type === "tile_played" && hand === handNumber) opened.push(e.data.new_ends);
   }
   return opened;
+}
+
+/** All Fives' count (F9): what the open ends show. A non-spinner double across its end shows
+ * both halves; the spinner's straight-on end played on an end too, and its two long ends
+ * once one is covered; both long ends while open show the double once between them; a
+ * narrow side shows nothing until a tile lies on it. */
+export function countOf(layout, newEnds) {
+  const openedBy = new Map();
+  let spinner = null;
+  layout.tiles.forEach((played, i) => {
+    const [a, b] = played.tile.split("-");
+    if (a === b && spinner === null) spinner = i;
+    (newEnds[i] || []).forEach((id, k) => openedBy.set(id, [i, k]));
+  });
+  const lead = spinner !== null && layout.tiles[spinner].end === null;
+  const longEnds = spinner === null ? [] : (newEnds[spinner] || []).slice(0, lead ? 2 : 1);
+  const open = new Set(layout.ends.map((e) => e.id));
+  return layout.ends.reduce((count, end) => {
+    const [i, k] = openedBy.get(end.id) || [null, 0];
+    if (i === null) return count + end.value;
+    const [a, b] = layout.tiles[i].tile.split("-");
+    if (a !== b) return count + end.value;
+    if (i !== spinner) return count + 2 * end.value;  // a double across its end
+    if (k >= longEnds.length) return count;  // a narrow side no tile lies on
+    const bothOpen = lead && longEnds.every((id) => open.has(id));
+    return count + (bothOpen ? end.value : 2 * end.value);
+  }, 0);
 }
