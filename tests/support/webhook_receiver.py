@@ -1,9 +1,11 @@
 """A real HTTP receiver of notifications (webhooks) on loopback, in a thread: it records each
-request and answers the statuses it is told, in turn, then 200; or never answers."""
+request (and hands it to whoever waits on `arrivals`) and answers the statuses it is told, in
+turn, then 200; or never answers."""
 
 from __future__ import annotations
 
 import json
+import queue
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,12 +30,14 @@ class Received:
 
 
 class Receiver:
-    """A loopback HTTP server whose requests are recorded in `received`, in order of arrival.
+    """A loopback HTTP server whose requests are recorded in `received`, in order of arrival,
+    and put on `arrivals` (for a back end that acts on each).
     `statuses` are answered first, one a request; then 200. With `hang`, no request is
     answered until `release()`."""
 
     def __init__(self, statuses: list[int] | None = None, hang: bool = False) -> None:
         self.received: list[Received] = []
+        self.arrivals: queue.Queue[Received] = queue.Queue()
         self.statuses = list(statuses or [])
         self.released = threading.Event()
         if not hang:
@@ -75,6 +79,7 @@ class Receiver:
         """Record a request; return the status to answer it with."""
         with self.lock:
             self.received.append(received)
+            self.arrivals.put(received)
             return self.statuses.pop(0) if self.statuses else 200
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
