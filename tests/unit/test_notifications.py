@@ -19,6 +19,7 @@ from service.usecases.decks import Dealer
 from service.usecases.games import Games
 from service.usecases.ports import StoreUnavailable
 from tests.memory_store import InMemoryEventStore
+from tests.unit.test_clocks import CLOCK, HUMANS, LATER, Clock, ClockQueue
 from tests.unit.test_usecases import AT, SECRET, FakeTurnQueue, first_legal
 
 URL = "https://hooks.example.test/spinner"
@@ -169,3 +170,50 @@ def test_a_try_is_signed_as_the_standardwebhooks_library_verifies() -> None:
     assert Webhook(secret).verify(payload, headers) == {"type": "turn"}
     with pytest.raises(Exception, match="signature"):
         Webhook(secret).verify(payload + " ", headers)
+
+
+# With the lifecycle (turn clocks, leaving) ----------------------------------
+
+def clocked_games(notifier: RecordingNotifier, clock: Clock) -> tuple[Games, str]:
+    """The use cases notifying through `notifier`, and a two-human game under a 10 s clock
+    notified at URL."""
+    games = Games(InMemoryEventStore(), ClockQueue(), clock,
+                  dealer=Dealer(seeded=True, secret=lambda: SECRET), notifier=notifier)
+    return games, games.create(HUMANS, CLOCK, 7, notify={"url": URL}).game_id
+
+
+def turns(notifier: RecordingNotifier) -> list[dict[str, Any]]:
+    """The `turn` bodies sent so far."""
+    return [body for _, _, body in notifier.sent if body["type"] == "turn"]
+
+
+def test_a_turn_under_a_clock_names_the_deadline_the_state_shows() -> None:
+    notifier = RecordingNotifier()
+    games, game_id = clocked_games(notifier, Clock())
+    table = games.current_view(game_id, None).table
+    assert table.fields["turn_deadline"] == LATER
+    assert turns(notifier) == [{"type": "turn", "game_id": game_id, "version": table.version,
+                                "seat": table.fields["turn"], "turn_deadline": LATER}]
+
+
+def test_a_clock_that_runs_out_notifies_the_next_seat_with_its_own_deadline() -> None:
+    notifier, clock = RecordingNotifier(), Clock()
+    games, game_id = clocked_games(notifier, clock)
+    version = games.current_view(game_id, None).table.version
+    clock.now = LATER
+    assert games.run_out_clock(game_id, version, first_legal)
+    table = games.current_view(game_id, None).table
+    assert turns(notifier)[-1] == {"type": "turn", "game_id": game_id, "version": table.version,
+                                   "seat": table.fields["turn"],
+                                   "turn_deadline": "2024-05-01T12:00:20.000Z"}
+
+
+def test_a_leave_notifies_the_human_seat_to_move_at_its_version() -> None:
+    notifier = RecordingNotifier()
+    games, game_id = clocked_games(notifier, Clock())
+    table = games.current_view(game_id, None).table
+    seat = table.fields["turn"]
+    left = games.leave(game_id, 1 - seat, "greedy").table
+    assert turns(notifier)[-1] == {"type": "turn", "game_id": game_id, "version": left.version,
+                                   "seat": seat, "turn_deadline": LATER}
+    assert left.version == table.version + 1
