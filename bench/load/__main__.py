@@ -13,9 +13,13 @@ from bench import ROOT, load
 from bench.load.clients import split
 from bench.load.phases import measure_games, measure_hello, verify_exports
 from bench.load.profiling import report_profile
-from bench.load.report import figures, print_summary
+from bench.load.report import figures, notify_figures, print_summary
 from bench.load.servers import gunicorn_command
 from service.entrypoints.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers
+
+NOTIFY_LEGS = (False, True, True, False)
+"""--notify's game phases, notified or not: ABBA, so that a machine slowing down or speeding
+up through the run weighs on both alike."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -45,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true", help="sample the workers (py-spy)")
     parser.add_argument("--gzip", action="store_true",
                         help="clients send Accept-Encoding: gzip (and decode the answers)")
+    parser.add_argument("--notify", action="store_true",
+                        help="four game phases, without and with turn notifications (ABBA), "
+                             "each game notified at a receiver on loopback in the latter")
     args = parser.parse_args(argv)
     quick = args.quick
     args.clients = args.clients or (32 if quick else 64)
@@ -68,26 +75,35 @@ def main(argv: list[str] | None = None) -> int:
     (work / "metrics").mkdir()  # the workers' shared metrics files, as `spinner serve` has them
     limit = str(10**9) if args.rate_limits else "0"  # 0: off; 64 clients share one address
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PROMETHEUS_MULTIPROC_DIR":
-           str(work / "metrics"), "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit}
+           str(work / "metrics"), "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit,
+           "WEBHOOKS_ALLOW_PRIVATE": "1"}  # the receiver is on loopback
+    notified = NOTIFY_LEGS if args.notify else (False,)
     layout = split(args.clients, args.client_procs)
     print(f"gunicorn: {' '.join(gunicorn_command('APP', 0, args)[3:])}")
     print(f"clients: {args.clients} threads in {len(layout)} processes; "
           f"{args.games} games of {args.players} players, {args.hands} hand(s); "
           f"redis {'without AOF' if args.no_aof else 'AOF, fsync always'}; "
           f"rate limits {'on' if args.rate_limits else 'off'}; "
-          f"Accept-Encoding: {'gzip' if args.gzip else 'none'}")
+          f"Accept-Encoding: {'gzip' if args.gzip else 'none'}"
+          + ("; with and without notifications, two phases each" if args.notify else ""))
     try:
         before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
-        game = measure_games(env, args, layout, work, exports)
+        legs = [(notify, measure_games(env, args, layout, work, exports, notify))
+                for notify in notified]
         after = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         verified = verify_exports(exports)
         if args.profile:
             report_profile(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    summary = figures(game, (before, after), verified, args.games)
+    game = legs[0][1]
+    summary = figures(game, (before, after), verified, args.games * len(legs))
+    summary["finished_games"] = sum(len(phase.tally.finished) for _, phase in legs)
+    if args.notify:
+        summary.update(notify_figures(legs))
     print_summary(summary, game, (before, after))
-    return 0 if summary["errors"] == 0 and verified == args.games else 1
+    errors = summary["errors"] + sum(phase.tally.errors for _, phase in legs[1:])
+    return 0 if errors == 0 and verified == summary["games"] else 1
 
 
 if __name__ == "__main__":

@@ -152,6 +152,8 @@ def play_one(client: Client, index: int, job: dict[str, Any], tally: Tally,
     players = [{"name": f"P{s}", "kind": "human"} for s in range(job["players"])]
     body = {"players": players, "rules": {"hands": job["hands"], "opening": "draw"},
             "seed": index}
+    if job.get("notify"):
+        body["notify"] = {"url": job["notify"]}
     status, created, _ = client.request("POST", "/v1/games", body)
     tally.requests += 1
     if status != 201:

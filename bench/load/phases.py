@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import tempfile
 from pathlib import Path
+from typing import Any
 
+from bench.load import notifying
 from bench.load.clients import hammer_hello, merged, play_games, run_clients
 from bench.load.profiling import start_profilers
 from bench.load.report import Phase, percentile
@@ -35,31 +38,32 @@ def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[in
 
 
 def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[int],
-                  work: Path, exports: Path) -> Phase:
-    """The load: a real redis-server and the service under gunicorn; games played to the end."""
-    redis = RedisServer(work / "redis", appendonly=not args.no_aof).start()
+                  work: Path, exports: Path, notify: bool = False) -> Phase:
+    """The load: a real redis-server and the service under gunicorn; games played to the end.
+    With --notify, the service's two workers run too and, if `notify`, every game is notified
+    at a receiver on loopback; then the phase ends once every notification is delivered."""
+    redis = RedisServer(Path(tempfile.mkdtemp(prefix="redis-", dir=work)),
+                        appendonly=not args.no_aof).start()  # each phase's own, empty
+    delivered = ""
     try:
         game_env = {**env, "REDIS_URL": redis.url}
-        with gunicorn("service.entrypoints.wsgi:app", game_env, args,
-                      work / "gunicorn-api.log") as (port, master):
-            job = {"players": args.players, "hands": args.hands, "exports": str(exports),
-                   "gzip": args.gzip}
-            spies = start_profilers(master, min(args.max_seconds, 30), work) \
-                if args.profile else []
-            servers, redis_pids = [master, *worker_pids(master)], [redis.pid or 0]
-            cpu = cpu_seconds(servers), cpu_seconds(redis_pids)
-            tallies, seconds, began = run_clients(play_games, [
-                lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
-                                         job, start, args.max_seconds)
-                for i, n in enumerate(layout)])
-            phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu[0],
-                          cpu_seconds(redis_pids) - cpu[1], began)
-            for spy in spies:
-                spy.wait(60)
+        with contextlib.ExitStack() as stack:
+            workers = stack.enter_context(notifying.workers(game_env)) if args.notify else []
+            url, received, receiver = stack.enter_context(notifying.receiver()) \
+                if notify else (None, None, 0)
+            helpers = [*workers, *(c for w in workers for c in worker_pids(w)), receiver]
+            used = cpu_seconds(helpers)
+            phase = play_load(game_env, args, layout, (work, redis.pid or 0), {
+                "players": args.players, "hands": args.hands, "exports": str(exports),
+                "gzip": args.gzip, "notify": url})
+            if received is not None:
+                delivered = deliveries(redis.url, received, helpers, used)
     finally:
         redis.stop()
     load = phase.tally
-    print(f"games: {len(load.finished)}/{args.games} finished, {load.moves} moves, "
+    seconds = phase.seconds
+    print(f"games{' (notified)' if notify else ''}: {len(load.finished)}/{args.games} finished, "
+          f"{load.moves} moves, "
           f"{load.requests} requests in {seconds:.1f} s = {load.moves / seconds:.0f} moves/s, "
           f"{phase.per_s:.0f} req/s; cpu a request: gunicorn "
           f"{phase.cpu_ms(phase.server_cpu_s):.2f} ms, redis-server "
@@ -72,7 +76,42 @@ def measure_games(env: dict[str, str], args: argparse.Namespace, layout: list[in
     print(f"latency: move p50 {percentile(load.move_ms, .5):.2f} ms, "
           f"p99 {percentile(load.move_ms, .99):.2f} ms; state GET "
           f"p50 {percentile(load.get_ms, .5):.2f} ms, p99 {percentile(load.get_ms, .99):.2f} ms")
+    if delivered:
+        print(delivered)
     return phase
+
+
+def play_load(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+              where: tuple[Path, int], job: dict[str, Any]) -> Phase:
+    """Run the service under gunicorn while the clients play `job`'s games; return the phase
+    (`where`: the work directory and redis-server's pid, whose CPU time is counted too)."""
+    work, redis_pid = where
+    with gunicorn("service.entrypoints.wsgi:app", env, args,
+                  work / "gunicorn-api.log") as (port, master):
+        spies = start_profilers(master, min(args.max_seconds, 30), work) \
+            if args.profile else []
+        servers, redis_pids = [master, *worker_pids(master)], [redis_pid]
+        cpu = cpu_seconds(servers), cpu_seconds(redis_pids)
+        tallies, seconds, began = run_clients(play_games, [
+            lambda start, n=n, i=i: (port, n, list(range(i, args.games, len(layout))),
+                                     job, start, args.max_seconds)
+            for i, n in enumerate(layout)])
+        phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu[0],
+                      cpu_seconds(redis_pids) - cpu[1], began)
+        for spy in spies:
+            spy.wait(60)
+    return phase
+
+
+def deliveries(redis_url: str, received: Any, helpers: list[int], used: float) -> str:
+    """Wait for the notifications queue to drain; say how many the receiver got, when, and
+    the CPU time the workers (and their rq schedulers) and the receiver used for each."""
+    drained = notifying.drain(redis_url)
+    cpu_s = cpu_seconds(helpers) - used
+    return (f"notifications: {received.value} delivered to the receiver; the queue "
+            + ("did not drain" if drained is None else f"drained {drained:.1f} s after the load")
+            + f"; cpu a notification: workers and receiver "
+              f"{cpu_s * 1000 / max(received.value, 1):.2f} ms")
 
 
 def verify_exports(exports: Path) -> int:

@@ -77,6 +77,24 @@ def figures(game: Phase, hellos: tuple[Phase, Phase], verified: int,
     }
 
 
+def notify_figures(legs: list[tuple[bool, Phase]]) -> dict[str, Any]:
+    """Return and print the moves/s of the phases without and with notifications (each the
+    mean of its phases, while every client was busy) and their ratio."""
+    def mean(notified: bool) -> float:
+        rates = [p.busy_per_s(p.tally.moves_at) for n, p in legs if n == notified]
+        return sum(rates) / len(rates)
+
+    without, notified = mean(False), mean(True)
+    found = {"moves_per_s_without_notify": round(without, 1),
+             "moves_per_s_with_notify": round(notified, 1),
+             "notify_ratio": round(notified / without, 3),
+             "notify_phases": [round(p.busy_per_s(p.tally.moves_at), 1) for _, p in legs]}
+    print(f"notifications: {found['moves_per_s_with_notify']} moves/s with them, "
+          f"{found['moves_per_s_without_notify']} without (phases in order: "
+          f"{found['notify_phases']}), ratio {found['notify_ratio']}")
+    return found
+
+
 def print_summary(summary: dict[str, Any], game: Phase, hellos: tuple[Phase, Phase]) -> None:
     """Print the ratios, the errors and the verdict of `spinner verify`, then the JSON line."""
     print(f"ratio to the ceiling: {summary['ratio']} in requests/s while every client was busy, "
