@@ -27,6 +27,10 @@ pytestmark = pytest.mark.redis
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")
+RUNS = [("examples,coverage,fuzzing,stateful", "20"), ("stateful", "40")]
+"""The whole run, then the stateful phase again with more scenarios: its moves are random
+walks over ~20 links a step, of which a few a run land (a run with none is possible), so
+the second run makes sure some do."""
 MOVES = "/v1/games/{game_id}/moves"
 EXPORT = "/v1/games/{game_id}/export"
 
@@ -40,14 +44,16 @@ def stateful_steps(tmp_path_factory: pytest.TempPathFactory,
                   {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000"}, free_port)
     try:
         serve.wait_healthy()
-        run = subprocess.run(
-            [SCHEMATHESIS, "run", "openapi.yaml", "--url", serve.url, "--checks", "all",
-             "-n", "20", "--seed", "7", "--report", "ndjson", "--report-dir", str(work)],
-            cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
+        for phases, examples in RUNS:
+            run = subprocess.run(
+                [SCHEMATHESIS, "run", "openapi.yaml", "--url", serve.url, "--checks", "all",
+                 "--phases", phases, "-n", examples, "--seed", "7", "--report", "ndjson",
+                 "--report-dir", str(work / phases)],
+                cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
+            assert run.returncode == 0, run.stdout[-6000:]
     finally:
         serve.kill()
-    assert run.returncode == 0, run.stdout[-6000:]
-    yield _steps(next(work.glob("*.ndjson")))
+    yield [step for report in work.glob("*/*.ndjson") for step in _steps(report)]
 
 
 def _steps(report: Path) -> list[dict[str, Any]]:
