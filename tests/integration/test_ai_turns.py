@@ -118,7 +118,8 @@ def _game_where_the_ai_must_think(client, games) -> tuple[str, int]:
 
 def test_an_ai_turn_survives_a_worker_killed_mid_turn(redis_url, redis_client):
     settings = Settings(redis_url=redis_url, ai_budget_s=30.0, ai_stuck_after_s=3.0,
-                        ai_games_per_client=100)  # it may create many games to find one
+                        ai_games_per_client=100,  # it may create many games to find one,
+                        ai_turns_per_client=100)  # whose turns must not defer its own
     services = build(settings)
     client = create_app({"TESTING": True}, services=services).test_client()
     game_id, version = _game_where_the_ai_must_think(client, services.games)
