@@ -1,10 +1,10 @@
 """Turn notifications (webhooks, API.md "Lifecycle"): what an append tells a game's URL.
 
 A game created with `notify` keeps its URL and secret in its meta. After each append that
-landed (a creation, a seat's move, an AI's move: `recording.record_move`), `announce` queues
-one delivery job per notification: `turn` when a human seat is to move, `hand_ended` and
-`game_ended`. It never sends anything itself (no HTTP on a request's path) and never fails:
-the append has landed whatever happens to its notifications."""
+landed (a creation, or any `recording.append`: a seat's move, an AI's move, a timeout, a
+leave), `announce` queues one delivery job per notification: `turn` when a human seat is to
+move, `hand_ended` and `game_ended`. It never sends anything itself (no HTTP on a request's
+path) and never fails: the append has landed whatever happens to its notifications."""
 
 from __future__ import annotations
 
