@@ -20,13 +20,14 @@ from marshmallow import (
     validates_schema,
 )
 
+from service.game.lifecycle import LEVELS
+from service.game.state import SPINNER
+from service.game.variants import ALL_FIVES
 from service.rules.errors import MalformedMove
 from service.rules.moves import ACTIONS
 from service.rules.opening import OPENING_RULES
 from service.rules.tiles import Tile
 
-LEVELS = ("random", "greedy", "expert")
-SPINNER, ALL_FIVES = "spinner", "all_fives"
 OPTIONS = {SPINNER: {"hands": 10, "opening": "draw"}, ALL_FIVES: {"target": 150}}
 """Each variant's own options with their defaults (RULES.md R7, R9; ALLFIVES.md F15); the
 turn clock's are both variants'."""
