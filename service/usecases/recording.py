@@ -18,7 +18,7 @@ from service.usecases.ports import KeyClaim
 from service.usecases.seats import require_game
 from service.usecases.tokens import new_append_id
 
-FIELDS = {"R2": "tile", "R14": "expose", "F1": "tile"}
+FIELDS = {"R2": "tile", "R14": "expose"}
 """The move field a malformed move's rule speaks of; any other rule, of the action."""
 
 

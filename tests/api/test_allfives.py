@@ -161,7 +161,10 @@ def test_F1_F2_F6_F7_F8_refused_moves_name_their_rule(client):
         "legal_moves"]
     no_such_tile = client.post(base, json={"action": "play", "tile": "6-7"},
                                headers=auth(tokens[leader]))
-    assert no_such_tile.status_code == 400 and no_such_tile.json["errors"][0]["field"] == "tile"
+    # well spelled (R2), so it fits the schema: a move the rules forbid (F1), not a 400
+    assert no_such_tile.status_code == 422 and no_such_tile.json["rule"] == "F1"
+    assert no_such_tile.json["legal_moves"] == as_seat(client, game_id, tokens, leader)[
+        "legal_moves"]
     assert "F1" in no_such_tile.json["detail"]
     lead = as_seat(client, game_id, tokens, leader)["legal_moves"][0]
     assert client.post(base, json=lead, headers=auth(tokens[leader])).status_code == 200

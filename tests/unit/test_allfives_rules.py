@@ -19,7 +19,7 @@ from service.rules.allfives.scoring import (
     round_to_five,
 )
 from service.rules.allfives.tiles import FIVES_SET
-from service.rules.errors import IllegalMove, MalformedMove, OutOfTurn
+from service.rules.errors import IllegalMove, OutOfTurn
 
 from .fives_positions import AT, fives_at, parse, players, rules, shuffles, tiles
 
@@ -41,7 +41,7 @@ def test_F1_the_set_is_the_28_tiles_of_double_six():
 @pytest.mark.parametrize("tile", ["7-7", "3-S", "S-S", "0-9"])
 def test_F1_a_tile_outside_double_six_is_refused_naming_F1(tile):
     match = fives_at("0: 4-6 | 1: 1-2")
-    with pytest.raises(MalformedMove) as caught:
+    with pytest.raises(IllegalMove) as caught:
         match.play(0, tile)
     assert caught.value.rule == "F1"
 

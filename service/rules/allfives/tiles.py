@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from service.rules.errors import MalformedMove
+from service.rules.errors import IllegalMove
 from service.rules.tiles import TILES, Tile
 
 HIGHEST: Final = 6
@@ -17,7 +17,9 @@ IN_SET: Final = frozenset(FIVES_SET)
 
 
 def check_in_set(tile: Tile) -> Tile:
-    """Return `tile` if All Fives plays with it, else raise MalformedMove naming F1."""
+    """Return `tile` if All Fives plays with it, else raise IllegalMove naming F1: a tile
+    spelled as R2 says fits the move's schema (API.md: 400 is for what does not), so one of
+    no double-six set is a move the rules forbid (422)."""
     if tile not in IN_SET:
-        raise MalformedMove("F1", f"{tile} is not a tile of the double-six set")
+        raise IllegalMove("F1", f"{tile} is not a tile of the double-six set")
     return tile
