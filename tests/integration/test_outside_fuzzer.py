@@ -7,7 +7,9 @@ seat tokens those links hand on and reads exports (200) of matches that ended.
 
 Bounded (`-n`, a fixed seed). The serve lifts the AI-game cap per address
 (`AI_GAMES_PER_CLIENT`), which an outside run trips at its fifth game with AI seats (429,
-documented, and no failure either), so that the stateful phase gets games to play in."""
+documented, and no failure either), so that the stateful phase gets games to play in, and
+has AI seats move without their usual pause (`AI_MIN_DELAY_S`), so that a match between AI
+seats ends within a scenario and its export can be read."""
 
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ def stateful_steps(tmp_path_factory: pytest.TempPathFactory,
     """Run the CLI once against a fresh serve; return the stateful phase's steps."""
     work = tmp_path_factory.mktemp("fuzz")
     serve = Serve(work / "data", work / "serve.log",
-                  {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000"}, free_port)
+                  {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000",
+                   "AI_MIN_DELAY_S": "0.001"}, free_port)
     try:
         serve.wait_healthy()
         for phases, examples in RUNS:
