@@ -26,23 +26,25 @@ READY_POLL_S = 0.5
 
 class TurnWorker(SimpleWorker):
     """rq's in-process worker of some lanes (the fast one first), then of the notifications
-    (webhook deliveries), that, every `every_s`
-    seconds (idle too: it waits for a job no longer than that), starts rq's scheduler process
-    again if it died (it dies on a Redis error, and retries wait on it), sweeps the queues
-    for lost AI turns and queues the deferred turns that fit under their clients' caps
-    (`drain`). rq's own maintenance (cleaning its registries) keeps its interval of ten
-    minutes."""
+    (webhook deliveries), that, every `every_s` seconds (idle too: it waits for a job no
+    longer than that), starts rq's scheduler process again if it died (it dies on a Redis
+    error, and retries wait on it), sweeps the queues for lost AI turns, queues the deferred
+    turns that fit under their clients' caps (`drain`) and a drain of the notifications left
+    waiting (`outbox`). rq's own maintenance (cleaning its registries) keeps its interval of
+    ten minutes."""
 
     max_connection_wait_time = 2.0  # back off at most this long while Redis is down (rq: 60)
 
     def __init__(self, turns: RqTurnQueue, every_s: float, lanes: Sequence[str] = (FAST, EXPERT),
-                 drain: Callable[[], int] = lambda: 0) -> None:
+                 drain: Callable[[], int] = lambda: 0,
+                 outbox: Callable[[], bool] = lambda: False) -> None:
         self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
         queues = [turns.lanes[lane] for lane in lanes]
         super().__init__([*queues, Queue(NOTIFICATIONS, connection=turns.connection)],
                          connection=turns.connection)
         self.turns = turns
         self.drain = drain
+        self.outbox = outbox
         self.swept_at: float | None = None
 
     @property
@@ -57,8 +59,8 @@ class TurnWorker(SimpleWorker):
                 or super().should_run_maintenance_tasks)
 
     def run_maintenance_tasks(self) -> None:
-        """Start rq's scheduler again if it died, run rq's maintenance if due, and queue
-        again the AI turns whose job is lost."""
+        """Start rq's scheduler again if it died, run rq's maintenance if due, queue again
+        the AI turns whose job is lost, and a drain of notifications whose drain is lost."""
         if super().should_run_maintenance_tasks:
             super().run_maintenance_tasks()  # it starts a dead scheduler again, too
         elif self.scheduler is not None and not _running(self.scheduler):
@@ -68,6 +70,7 @@ class TurnWorker(SimpleWorker):
         try:
             requeued = self.turns.sweep()
             drained = self.drain()
+            stranded = self.outbox()
         except (redis.RedisError, StoreUnavailable) as error:  # the next sweep retries
             log.warning("could not sweep for lost AI turns: %r", error)
         else:
@@ -75,6 +78,8 @@ class TurnWorker(SimpleWorker):
                 log.warning("queued %d lost AI turn(s) again", requeued)
             if drained:
                 log.info("queued %d deferred AI turn(s)", drained)
+            if stranded:
+                log.warning("queued a drain of the notifications left in the outbox")
 
 
 def _running(scheduler: RQScheduler) -> bool:
@@ -89,7 +94,8 @@ def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT)) -> None:
     wait_for_redis(connection)
     turns = RqTurnQueue(connection, settings)
     TurnWorker(turns, settings.ai_sweep_every_s, lanes,
-               lambda: services().games.drain_deferred()).work(with_scheduler=True)
+               lambda: services().games.drain_deferred(),
+               lambda: services().notifier.sweep()).work(with_scheduler=True)
 
 
 def wait_for_redis(connection: redis.Redis) -> None:

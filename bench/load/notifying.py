@@ -1,17 +1,20 @@
 """The load with turn notifications (webhooks): a receiver on loopback, in a process of its
-own, that answers every POST 200 at once and counts them; the service's two workers, as
-`spinner serve` runs them, which deliver the notifications; and the wait for their queue to
-drain after the load."""
+own, that answers every POST 200 at once and counts them (a lean asyncio server speaking
+HTTP/1.1 with keep-alive, as a back end's would, so that its own CPU weighs little on the
+machine the service shares with it); the service's two workers, as `spinner serve` runs
+them, which deliver the notifications; and the wait for their queue to drain after the
+load."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import multiprocessing
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import redis
@@ -20,10 +23,12 @@ from rq.registry import StartedJobRegistry
 
 from bench import ROOT
 from bench.load.servers import HOST
-from service.adapters.webhooks import OUTBOX, QUEUE_NAME
+from service.adapters.outbox import DRAIN, Outbox
+from service.adapters.webhooks import QUEUE_NAME
 from service.entrypoints import processes
 from service.entrypoints.redis_server import free_port
 
+LENGTH = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
 DRAIN_TIMEOUT_S = 120.0
 """How long the notifications queue may take to drain after the load, at most."""
 
@@ -31,23 +36,22 @@ DRAIN_TIMEOUT_S = 120.0
 def receive(port: int, count: Any, ready: Any) -> None:
     """Receiver process: answer every POST 200 (no body) and count it, until terminated."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            """Read the body, count it, answer 200."""
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            with count.get_lock():
-                count.value += 1
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = LENGTH.search(head)
+                await reader.readexactly(int(length.group(1)) if length else 0)
+                with count.get_lock():
+                    count.value += 1
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        writer.close()
 
-        def log_message(self, *_: Any) -> None:
-            """Log nothing."""
+    async def main() -> None:
+        server = await asyncio.start_server(serve, HOST, port)
+        ready.set()
+        await server.serve_forever()
 
-    server = ThreadingHTTPServer((HOST, port), Handler)
-    server.daemon_threads = True
-    ready.set()
-    server.serve_forever()
+    asyncio.run(main())
 
 
 @contextlib.contextmanager
@@ -88,7 +92,9 @@ def drain(redis_url: str, timeout_s: float = DRAIN_TIMEOUT_S) -> float | None:
     with redis.Redis.from_url(redis_url) as connection:
         queue = Queue(QUEUE_NAME, connection=connection)
         started = StartedJobRegistry(queue=queue)
-        while connection.llen(OUTBOX) or queue.count or started.count:
+        outbox = Outbox(connection)
+        while (outbox.waiting() or connection.exists(DRAIN) or queue.count
+               or started.count):
             if time.monotonic() - began > timeout_s:
                 return None
             time.sleep(0.1)

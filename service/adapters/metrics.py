@@ -41,9 +41,10 @@ REPLAY_SECONDS = Histogram("spinner_replay_seconds",
 WEBHOOK_DELIVERIES = Counter(
     "spinner_webhook_deliveries",
     "Tries to deliver a notification (webhook), by outcome: delivered (a 2xx), rejected (any "
-    "other answer, a redirect too), no_answer (refused, timed out, TLS failed), blocked (its "
-    "host did not resolve, or resolved to an address that is not public), not_queued (its "
-    "job could not be queued)",
+    "other answer, a redirect too), no_answer (refused, timed out, TLS failed), deferred (not "
+    "tried: its receiver gave no answer earlier in the same drain; retried later), blocked "
+    "(its host did not resolve, or resolved to an address that is not public), not_queued "
+    "(it could not be put in the outbox)",
     ["outcome"])
 WEBHOOK_SECONDS = Histogram(
     "spinner_webhook_delivery_seconds",

@@ -1,44 +1,50 @@
-"""Turn notifications on rq: one job per notification, retried with growing delays, each try
-signed per Standard Webhooks 1.0 and POSTed to the checked address, redirects not followed.
+"""Turn notifications on rq: pushed onto an outbox on the request's path (one Redis
+command), first tried in batches by a drain job, retried one rq job each with growing
+delays.
 
-`RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and queues
-`workers.jobs.deliver_notification`, which calls `deliver` in a worker. The secret stays in
-the game's meta: no job, log line or error holds it."""
+`RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and pushes each
+notification onto the outbox (`outbox`); the push that finds no drain queued or running
+queues `workers.jobs.drain_notifications`, which makes the first tries (`drain`, through a
+`webhook_delivery.Delivery`). Under load one drain job thus tries many notifications over
+kept connections, where a job a notification cost a worker several times the try. A first
+try that fails is queued as `workers.jobs.deliver_notification` under its webhook-id, with
+rq's retries for the rest of the schedule. A drain hands on to a fresh job after DRAIN_S,
+so the AI turns queued meanwhile are not held up behind it."""
 
 from __future__ import annotations
 
 import contextlib
-import http.client
+import json
 import logging
-import socket
-import ssl
 import time
-from datetime import UTC, datetime
+from datetime import timedelta
 from typing import Any
 
 import redis
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError
-from standardwebhooks.webhooks import Webhook
 
 from service.adapters import metrics
+from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
-from service.adapters.webhook_targets import Refused, Target, resolve
+from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, DeliveryFailed
+from service.adapters.webhook_targets import Refused, resolve
 from service.usecases.ports import dumps
 
 QUEUE_NAME = "notifications"
 """The queue every worker takes deliveries from, after its AI turns."""
-TIMEOUT_S = 5.0
-"""A try that has no connection, or no answer's head, within this long failed (API.md)."""
+BATCH = 100
+"""Notifications a drain takes from the outbox at once."""
+DRAIN_S = 2.0
+"""How long a drain job takes more batches before it hands on to a fresh job."""
+RENEW_S = LEASE_MS / 3000
+"""How often a drain renews its lease while a batch is slow."""
 JOB_TIMEOUT_S = 30
-"""rq's bound on one try: a name to resolve, then a connection and an answer of TIMEOUT_S each."""
-USER_AGENT = "spinner-dominoes-webhooks/1"
+"""rq's bound on one retry: a name to resolve, then a connection and an answer of TIMEOUT_S."""
+DRAIN_TIMEOUT_S = int(JOB_TIMEOUT_S + BATCH * TIMEOUT_S + DRAIN_S)
+"""rq's bound on a drain job: a batch whose every receiver gives no answer, at the end."""
 log = logging.getLogger("spinner.webhooks")
-
-
-class DeliveryFailed(Exception):
-    """A try that did not deliver (its message names why, never the secret): rq retries it."""
 
 
 def retry_delays(text: str) -> list[int]:
@@ -50,11 +56,13 @@ def retry_delays(text: str) -> list[int]:
 
 
 class RqNotifier:
-    """Checks notification URLs, queues deliveries on rq and makes them (in a worker)."""
+    """Checks notification URLs, pushes notifications onto the outbox, drains it and
+    retries (in a worker)."""
 
     def __init__(self, connection: redis.Redis, store: RedisEventStore,
                  settings: Settings) -> None:
         self.queue = Queue(QUEUE_NAME, connection=connection)
+        self.outbox = Outbox(connection)
         self.store = store
         self.allow_private = settings.webhooks_allow_private
         self.delays = retry_delays(settings.webhook_retry_s)
@@ -69,88 +77,88 @@ class RqNotifier:
 
     @reachable
     def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
-        """Queue the delivery of one notification, once (its job id is its webhook-id)."""
+        """Push one notification onto the outbox, with the retry delays of this API; queue
+        a drain if none is queued or running."""
+        entry = json.dumps([game_id, webhook_id, dumps(body), time.time(), self.delays])
         try:
-            with contextlib.suppress(DuplicateJobError):
-                self.queue.enqueue_call(
-                    "workers.jobs.deliver_notification",
-                    args=(game_id, webhook_id, dumps(body), time.time()), job_id=webhook_id,
-                    unique=True, timeout=JOB_TIMEOUT_S, result_ttl=600,
-                    failure_ttl=24 * 3600, retry=Retry(max=len(self.delays), interval=self.delays))
+            if self.outbox.push(entry):
+                self._queue_drain()
         except redis.RedisError:
             metrics.WEBHOOK_DELIVERIES.labels("not_queued").inc()
             raise
 
+    def sweep(self) -> bool:
+        """Queue a drain if notifications wait and none is queued or running (its job or
+        its worker was lost); True if it did."""
+        if self.outbox.sweep():
+            self._queue_drain()
+            return True
+        return False
+
+    def drain(self) -> int:
+        """Make the first try of the notifications in the outbox, a batch at a time, for
+        DRAIN_S (then queue a fresh drain); queue each that failed for its retries. Return
+        how many were tried (0 if another drain holds the lease)."""
+        token = self.outbox.claim()
+        if token is None:
+            return 0
+        with Delivery(self.store, self.allow_private) as delivery:
+            return self._drain(token, delivery, time.monotonic() + DRAIN_S)
+
+    def _drain(self, token: str, delivery: Delivery, ends: float) -> int:
+        """Try batches until the outbox is empty (then release the lease), the lease is
+        lost, or `ends` (then hand on to a fresh drain job); return how many were tried."""
+        tried = 0
+        while (batch := self.outbox.take(token, BATCH)) is not None:
+            if not batch:
+                if self.outbox.release(token):
+                    break
+                continue  # pushed meanwhile
+            if not self._try_batch(token, delivery, batch):
+                break
+            self.outbox.done(token)
+            tried += len(batch)
+            if time.monotonic() > ends:
+                if self.outbox.hand_on(token):
+                    self._queue_drain()
+                break
+        return tried
+
+    def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]) -> bool:
+        """Make the first try of each of `batch`, renewing the lease while it is slow;
+        False if the lease was lost (another drain tries the batch again)."""
+        renewed = time.monotonic()
+        for entry in batch:
+            game_id, webhook_id, payload, made_at, delays = json.loads(entry)
+            try:
+                delivery.attempt(game_id, webhook_id, payload, made_at)
+            except DeliveryFailed as failed:
+                log.info("%s; retrying in %d s", failed, delays[0])
+                self.retry((game_id, webhook_id, payload, made_at), delays)
+            if time.monotonic() - renewed > RENEW_S:
+                if not self.outbox.renew(token):
+                    return False
+                renewed = time.monotonic()
+        return True
+
+    def _queue_drain(self) -> None:
+        """Queue a drain job."""
+        self.queue.enqueue_call("workers.jobs.drain_notifications",
+                                timeout=DRAIN_TIMEOUT_S, result_ttl=0)
+
+    def retry(self, notification: tuple[str, str, str, float], delays: list[int]) -> None:
+        """Queue the retries of a notification (game id, webhook-id, body, made at) whose
+        first try failed, `delays` apart, under its webhook-id (once: a retry queued stands)."""
+        rest = delays[1:]
+        with contextlib.suppress(DuplicateJobError):
+            self.queue.enqueue_in(
+                timedelta(seconds=delays[0]), "workers.jobs.deliver_notification",
+                *notification, job_id=notification[1], unique=True,
+                job_timeout=JOB_TIMEOUT_S, result_ttl=600, failure_ttl=24 * 3600,
+                retry=Retry(max=len(rest), interval=rest) if rest else None)
+
     def deliver(self, game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
-        """Make one try: resolve and check the game's URL again, POST the signed payload to
-        the address checked; DeliveryFailed (retried) unless it answered 2xx. A game gone,
-        or without a URL, is not notified."""
-        stored = self.store.meta(game_id)
-        url, secret = stored.get("notify_url"), stored.get("notify_secret")
-        if not url or not secret:
-            return
-        try:
-            target = resolve(url, self.allow_private)
-        except Refused as refused:
-            metrics.WEBHOOK_DELIVERIES.labels("blocked").inc()
-            raise DeliveryFailed(f"{webhook_id}: not called: {refused}") from None
-        status = self._post(target, signed_headers(secret, webhook_id, payload), payload)
-        if not 200 <= status < 300:
-            metrics.WEBHOOK_DELIVERIES.labels("rejected").inc()
-            raise DeliveryFailed(f"{webhook_id}: the receiver answered {status}")
-        metrics.WEBHOOK_DELIVERIES.labels("delivered").inc()
-        metrics.WEBHOOK_SECONDS.observe(max(0.0, time.time() - made_at))
-
-    def _post(self, target: Target, headers: dict[str, str], payload: str) -> int:
-        """POST to the target's checked address; return the answer's status (a redirect is
-        not followed); DeliveryFailed if no answer's head came within TIMEOUT_S in all."""
-        connection, deadline = pinned(target), time.monotonic() + TIMEOUT_S
-        try:
-            connection.request("POST", target.path, body=payload.encode(), headers=headers)
-            if connection.sock is not None:  # the rest of the time, for the answer's head
-                connection.sock.settimeout(max(0.001, deadline - time.monotonic()))
-            return connection.getresponse().status
-        except (OSError, http.client.HTTPException) as error:  # refused, timed out, TLS
-            metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
-            raise DeliveryFailed(f"no answer: {type(error).__name__}") from None
-        finally:
-            connection.close()
-
-
-def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]:
-    """Return a try's headers: JSON, and Standard Webhooks' id, timestamp (now) and
-    signature, made by the `standardwebhooks` library."""
-    now = datetime.fromtimestamp(int(time.time()), tz=UTC)
-    signature = Webhook(secret).sign(msg_id=webhook_id, timestamp=now, data=payload)
-    return {"Content-Type": "application/json", "User-Agent": USER_AGENT,
-            "webhook-id": webhook_id, "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": signature}
-
-
-class PinnedHTTP(http.client.HTTPConnection):
-    """An HTTP connection to a checked address, whatever its host name resolves to now."""
-
-    def __init__(self, target: Target) -> None:
-        super().__init__(target.host, target.port, timeout=TIMEOUT_S)
-        self.address = target.address
-
-    def connect(self) -> None:
-        """Connect to the checked address."""
-        self.sock = socket.create_connection((self.address, self.port), self.timeout)
-
-
-class PinnedHTTPS(PinnedHTTP):
-    """The same over TLS, which checks the certificate against the host name (its SNI)."""
-
-    default_port = 443  # a Host header names no port that is https's own
-    TLS = ssl.create_default_context()
-
-    def connect(self) -> None:
-        """Connect to the checked address and start TLS for the URL's host name."""
-        super().connect()
-        self.sock = self.TLS.wrap_socket(self.sock, server_hostname=self.host)
-
-
-def pinned(target: Target) -> PinnedHTTP:
-    """Return an unopened connection to the target's checked address."""
-    return PinnedHTTPS(target) if target.scheme == "https" else PinnedHTTP(target)
+        """Make one retry: resolve and check the game's URL again, POST the signed payload
+        to the address checked; DeliveryFailed (retried by rq) unless it answered 2xx."""
+        with Delivery(self.store, self.allow_private) as delivery:
+            delivery.attempt(game_id, webhook_id, payload, made_at)

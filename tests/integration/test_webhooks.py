@@ -7,6 +7,7 @@ and one that resolves to a private address at delivery is not called."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import time
@@ -20,10 +21,12 @@ from rq import Queue
 from rq.job import Job, JobStatus
 from standardwebhooks.webhooks import Webhook
 
-from service.adapters import webhooks
+from service.adapters import webhook_delivery, webhooks
 from service.adapters.bootstrap import build
+from service.adapters.outbox import DRAIN, OUTBOX, TRYING
 from service.adapters.settings import Settings
-from service.adapters.webhooks import QUEUE_NAME, DeliveryFailed
+from service.adapters.webhook_delivery import DeliveryFailed
+from service.adapters.webhooks import QUEUE_NAME
 from service.api.app import create_app
 from tests.api.contract import ContractClient
 from tests.api.driver import auth
@@ -135,7 +138,9 @@ def test_a_receiver_answering_500_twice_gets_it_three_times_under_one_id(
     with Receiver(statuses=[500, 500]) as receiver:
         game_id, _, secret = create(client, receiver.url())
         version = client.get(f"/v1/games/{game_id}").json["version"]
-        job = Job.fetch(f"msg_{game_id}_{version}_turn", connection=redis_client)
+        webhook_id = f"msg_{game_id}_{version}_turn"  # its retries' job, after a failed try
+        assert wait_until(lambda: Job.exists(webhook_id, connection=redis_client), 10)
+        job = Job.fetch(webhook_id, connection=redis_client)
         assert secret not in str(job.args)  # the secret stays in the game's meta
         assert wait_until(lambda: job.get_status() == JobStatus.FINISHED, 20)
         tries = receiver.received  # and no more: a delivered notification is done
@@ -156,7 +161,7 @@ def test_a_redirect_is_a_failed_try_not_followed_and_counted(redis_url, redis_cl
 
 def test_a_try_without_an_answer_in_time_fails_and_is_counted(
         redis_url, redis_client, monkeypatch):
-    monkeypatch.setattr(webhooks, "TIMEOUT_S", 0.3)  # 5 s in service
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.3)  # 5 s in service
     before = tries("no_answer")
     with Receiver(hang=True) as receiver:
         started = time.monotonic()
@@ -168,13 +173,13 @@ def test_a_try_without_an_answer_in_time_fails_and_is_counted(
 
 
 def try_once(redis_url: str, receiver: Receiver) -> None:
-    """Create a game notified at the receiver and make one try of its first notification
-    in this process (no worker)."""
+    """Create a game notified at the receiver and make one try of its first notification,
+    taken from the outbox, in this process (no worker)."""
     services = build(Settings(redis_url=redis_url, webhooks_allow_private=True))
     game_id, _, _ = create(create_app({"TESTING": True}, services=services).test_client(),
                            receiver.url())
-    job = services.notifier.queue.jobs[0]
-    services.notifier.deliver(game_id, job.id, job.args[2], time.time())
+    _, webhook_id, payload, *_ = json.loads(services.notifier.queue.connection.lpop(OUTBOX))
+    services.notifier.deliver(game_id, webhook_id, payload, time.time())
 
 
 def tries(outcome: str) -> float:
@@ -225,3 +230,96 @@ def test_a_url_resolving_to_a_private_address_at_delivery_is_not_called(redis_ur
             assert receiver.received == []
     finally:
         strict.stop()
+
+
+# The outbox: first tries in batches, by one drain at a time ---------------------------
+
+def notifier_and_client(redis_url: str) -> tuple[Any, FlaskClient]:
+    """The services' notifier (no worker runs here) and a client of the app over them."""
+    services = build(Settings(redis_url=redis_url, webhooks_allow_private=True,
+                              webhook_retry_s=RETRY_S))
+    return services.notifier, create_app({"TESTING": True}, services=services).test_client()
+
+
+def test_notifications_wait_in_the_outbox_behind_one_drain_job(redis_url, redis_client):
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver() as receiver:
+        games = [create(client, receiver.url(), seed=seed)[0] for seed in (1, 2, 3)]
+        assert redis_client.llen(OUTBOX) == 3  # one turn each, not yet tried
+        assert [job.func_name for job in notifier.queue.jobs] == [
+            "workers.jobs.drain_notifications"]  # queued by the first push only
+        assert notifier.drain() == 3  # one job tries them all, in order
+        assert [body["game_id"] for body in receiver.bodies("turn")] == games
+    assert redis_client.llen(OUTBOX) == 0 and not redis_client.exists(DRAIN, TRYING)
+
+
+def test_a_drain_keeps_one_connection_open_to_a_receiver(redis_url, redis_client):
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver(keep_alive=True) as receiver:
+        for seed in (1, 2, 3):
+            create(client, receiver.url(), seed=seed)
+        assert notifier.drain() == 3
+        assert len({received.port for received in receiver.received}) == 1
+
+
+def test_a_batch_left_by_a_drain_killed_mid_batch_is_tried_by_the_next(
+        redis_url, redis_client):
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver() as receiver:
+        games = [create(client, receiver.url(), seed=seed)[0] for seed in (1, 2)]
+        token = notifier.outbox.claim()
+        assert len(notifier.outbox.take(token, 100)) == 2  # then the drain dies
+        assert notifier.drain() == 0  # the lease still holds: nobody else tries them
+        assert receiver.received == [] and redis_client.llen(TRYING) == 2
+        redis_client.delete(DRAIN)  # its lease runs out
+        assert notifier.drain() == 2
+        assert [body["game_id"] for body in receiver.bodies("turn")] == games
+    assert not redis_client.exists(OUTBOX, TRYING, DRAIN)
+
+
+def test_a_notification_whose_drain_was_lost_is_queued_again_by_a_workers_sweep(
+        redis_url, redis_client):
+    _, client = notifier_and_client(redis_url)
+    with Receiver() as receiver:
+        game_id = create(client, receiver.url())[0]
+        Queue(QUEUE_NAME, connection=redis_client).empty()  # its drain job was lost
+        redis_client.delete(DRAIN)  # and the mark of its drain ran out
+        sweeping = WorkerProcess(redis_url, ai_sweep_every_s="0.5", webhooks_allow_private="1")
+        try:
+            assert wait_until(lambda: receiver.bodies("turn"), 10)
+        finally:
+            sweeping.stop()
+        assert receiver.bodies("turn")[0]["game_id"] == game_id
+
+
+def test_a_drain_past_its_time_hands_the_rest_to_a_fresh_drain_job(
+        redis_url, redis_client, monkeypatch):
+    monkeypatch.setattr(webhooks, "DRAIN_S", 0.0)  # 2 s in service
+    monkeypatch.setattr(webhooks, "BATCH", 1)
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver() as receiver:
+        for seed in (1, 2):
+            create(client, receiver.url(), seed=seed)
+        notifier.queue.empty()
+        assert notifier.drain() == 1  # one batch, then its time was up
+        assert len(receiver.received) == 1 and redis_client.llen(OUTBOX) == 1
+        assert [job.func_name for job in notifier.queue.jobs] == [
+            "workers.jobs.drain_notifications"]
+        assert redis_client.get(DRAIN) == b"queued"  # for that job to claim
+        assert notifier.drain() == 1 and len(receiver.received) == 2
+
+
+def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
+        redis_url, redis_client, monkeypatch):
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.3)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url)
+    deferred = tries("deferred")
+    with Receiver(hang=True) as hanging, Receiver() as answering:
+        create(client, hanging.url(), seed=1)
+        create(client, hanging.url(), seed=2)
+        answered = create(client, answering.url(), seed=3)[0]
+        assert notifier.drain() == 3
+        assert len(hanging.received) == 1  # the second was not tried after the first hung
+        assert [body["game_id"] for body in answering.bodies("turn")] == [answered]
+    assert tries("deferred") == deferred + 1
+    assert len(notifier.queue.scheduled_job_registry.get_job_ids()) == 2  # both retried

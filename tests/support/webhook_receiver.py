@@ -17,11 +17,12 @@ HANG_S = 30.0
 
 @dataclass(frozen=True)
 class Received:
-    """One request as it arrived: its path, headers and body."""
+    """One request as it arrived: its path, headers, body and the sender's port."""
 
     path: str
     headers: dict[str, str]
     body: str
+    port: int = 0
 
     @property
     def json(self) -> Any:
@@ -33,9 +34,12 @@ class Receiver:
     """A loopback HTTP server whose requests are recorded in `received`, in order of arrival,
     and put on `arrivals` (for a back end that acts on each).
     `statuses` are answered first, one a request; then 200. With `hang`, no request is
-    answered until `release()`."""
+    answered until `release()`. With `keep_alive`, it speaks HTTP/1.1 and keeps connections
+    open between requests."""
 
-    def __init__(self, statuses: list[int] | None = None, hang: bool = False) -> None:
+    def __init__(self, statuses: list[int] | None = None, hang: bool = False,
+                 keep_alive: bool = False) -> None:
+        self.keep_alive = keep_alive
         self.received: list[Received] = []
         self.arrivals: queue.Queue[Received] = queue.Queue()
         self.statuses = list(statuses or [])
@@ -86,10 +90,13 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if receiver.keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 """Record the request, wait while held, answer its status."""
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
-                status = receiver._answer(Received(self.path, dict(self.headers), body))
+                status = receiver._answer(Received(self.path, dict(self.headers), body,
+                                                   self.client_address[1]))
                 receiver.released.wait(HANG_S)
                 self.send_response(status)
                 self.send_header("Content-Length", "0")

@@ -12,8 +12,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from service.adapters.settings import Settings
+from service.adapters.webhook_delivery import signed_headers
 from service.adapters.webhook_targets import Refused, public, resolve
-from service.adapters.webhooks import retry_delays, signed_headers
+from service.adapters.webhooks import retry_delays
 from service.usecases import errors
 from service.usecases.decks import Dealer
 from service.usecases.games import Games

@@ -1,0 +1,172 @@
+"""Tries to deliver notifications: each signed per Standard Webhooks 1.0 and POSTed to the
+address its URL was checked to resolve to, redirects not followed.
+
+A `Delivery` makes the tries of one drain (or one retry): it reads each game's URL and
+secret once, resolves each URL once, keeps one connection open to each receiver, and does
+not try again, within it, a receiver that gave no answer (its notifications go to their
+retries at once, so one receiver that hangs holds a drain up for one timeout, not one a
+notification). The secret stays in the game's meta: no log line or error holds it."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import ssl
+import time
+from datetime import UTC, datetime
+from types import TracebackType
+
+from standardwebhooks.webhooks import Webhook
+
+from service.adapters import metrics
+from service.adapters.redis_store import RedisEventStore
+from service.adapters.webhook_targets import Refused, Target, resolve
+
+TIMEOUT_S = 5.0
+"""A try that has no connection, or no answer's head, within this long failed (API.md)."""
+ANSWER_BYTES = 65_536
+"""The most of an answer's body read; a connection whose answer was longer is closed."""
+USER_AGENT = "spinner-dominoes-webhooks/1"
+
+
+class DeliveryFailed(Exception):
+    """A try that did not deliver (its message names why, never the secret): it is retried."""
+
+
+class Delivery:
+    """The tries of one drain or retry, sharing game lookups and connections (close it)."""
+
+    def __init__(self, store: RedisEventStore, allow_private: bool) -> None:
+        self.store, self.allow_private = store, allow_private
+        self.games: dict[str, tuple[str, str] | None] = {}
+        self.targets: dict[str, Target | Refused] = {}
+        self.connections: dict[Target, PinnedHTTP] = {}
+        self.unanswered: set[Target] = set()
+
+    def __enter__(self) -> Delivery:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections kept open."""
+        for connection in self.connections.values():
+            connection.close()
+        self.connections.clear()
+
+    def attempt(self, game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
+        """Make one try: POST the signed payload to the game's URL's checked address;
+        DeliveryFailed unless it answered 2xx. A game gone, or without a URL, is not
+        notified."""
+        found = self._game(game_id)
+        if found is None:
+            return
+        url, secret = found
+        target = self._target(url, webhook_id)
+        if target in self.unanswered:
+            metrics.WEBHOOK_DELIVERIES.labels("deferred").inc()
+            raise DeliveryFailed(f"{webhook_id}: not tried: its receiver gave no answer")
+        status = self._post(target, signed_headers(secret, webhook_id, payload), payload)
+        if not 200 <= status < 300:
+            metrics.WEBHOOK_DELIVERIES.labels("rejected").inc()
+            raise DeliveryFailed(f"{webhook_id}: the receiver answered {status}")
+        metrics.WEBHOOK_DELIVERIES.labels("delivered").inc()
+        metrics.WEBHOOK_SECONDS.observe(max(0.0, time.time() - made_at))
+
+    def _game(self, game_id: str) -> tuple[str, str] | None:
+        """Return the game's URL and secret, read once; None if it has none (or is gone)."""
+        if game_id not in self.games:
+            stored = self.store.meta(game_id)
+            url, secret = stored.get("notify_url"), stored.get("notify_secret")
+            self.games[game_id] = (url, secret) if url and secret else None
+        return self.games[game_id]
+
+    def _target(self, url: str, webhook_id: str) -> Target:
+        """Return the URL's target, resolved and checked once; DeliveryFailed if refused."""
+        if url not in self.targets:
+            try:
+                self.targets[url] = resolve(url, self.allow_private)
+            except Refused as refused:
+                self.targets[url] = refused
+        found = self.targets[url]
+        if isinstance(found, Refused):
+            metrics.WEBHOOK_DELIVERIES.labels("blocked").inc()
+            raise DeliveryFailed(f"{webhook_id}: not called: {found}")
+        return found
+
+    def _post(self, target: Target, headers: dict[str, str], payload: str) -> int:
+        """POST on the target's kept connection (once more on a fresh one if the receiver
+        had closed it); return the answer's status; DeliveryFailed if none came in time."""
+        connection = self.connections.get(target)
+        if connection is None:
+            connection = self.connections[target] = pinned(target)
+        try:
+            if connection.sock is not None:  # kept open: the receiver may have closed it
+                with contextlib.suppress(ConnectionError, http.client.BadStatusLine):
+                    return exchange(connection, target.path, headers, payload)
+                connection.close()
+            return exchange(connection, target.path, headers, payload)
+        except (OSError, http.client.HTTPException) as error:  # refused, timed out, TLS
+            connection.close()
+            self.unanswered.add(target)
+            metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
+            raise DeliveryFailed(f"no answer: {type(error).__name__}") from None
+
+
+def exchange(connection: http.client.HTTPConnection, path: str, headers: dict[str, str],
+             payload: str) -> int:
+    """Send one POST and read its answer (a redirect is not followed); return its status.
+    The connection, its answer read whole, may carry the next; else it is closed."""
+    deadline = time.monotonic() + TIMEOUT_S
+    connection.request("POST", path, body=payload.encode(), headers=headers)
+    if connection.sock is not None:  # the rest of the time, for the answer's head
+        connection.sock.settimeout(max(0.001, deadline - time.monotonic()))
+    answer = connection.getresponse()
+    answer.read(ANSWER_BYTES)
+    if not answer.isclosed():  # longer than we read: not reusable
+        connection.close()
+    return answer.status
+
+
+def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]:
+    """Return a try's headers: JSON, and Standard Webhooks' id, timestamp (now) and
+    signature, made by the `standardwebhooks` library."""
+    now = datetime.fromtimestamp(int(time.time()), tz=UTC)
+    signature = Webhook(secret).sign(msg_id=webhook_id, timestamp=now, data=payload)
+    return {"Content-Type": "application/json", "User-Agent": USER_AGENT,
+            "webhook-id": webhook_id, "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": signature}
+
+
+class PinnedHTTP(http.client.HTTPConnection):
+    """An HTTP connection to a checked address, whatever its host name resolves to now."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target.host, target.port, timeout=TIMEOUT_S)
+        self.address = target.address
+
+    def connect(self) -> None:
+        """Connect to the checked address, sending each write at once (as http.client's own
+        connect does: without it a POST's answer waits on a delayed ACK, 40 ms on Linux)."""
+        self.sock = socket.create_connection((self.address, self.port), self.timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class PinnedHTTPS(PinnedHTTP):
+    """The same over TLS, which checks the certificate against the host name (its SNI)."""
+
+    default_port = 443  # a Host header names no port that is https's own
+    TLS = ssl.create_default_context()
+
+    def connect(self) -> None:
+        """Connect to the checked address and start TLS for the URL's host name."""
+        super().connect()
+        self.sock = self.TLS.wrap_socket(self.sock, server_hostname=self.host)
+
+
+def pinned(target: Target) -> PinnedHTTP:
+    """Return an unopened connection to the target's checked address."""
+    return PinnedHTTPS(target) if target.scheme == "https" else PinnedHTTP(target)
