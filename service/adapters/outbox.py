@@ -41,12 +41,14 @@ return 1
 """
 _TAKE = """
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return false end
+local batch = redis.call('LRANGE', KEYS[2], 0, -1)
+if #batch == 0 then
+  batch = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+  if #batch == 0 then return batch end
+  redis.call('LTRIM', KEYS[1], #batch, -1)
+  redis.call('RPUSH', KEYS[2], unpack(batch))
+end
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
-if redis.call('LLEN', KEYS[2]) > 0 then return redis.call('LRANGE', KEYS[2], 0, -1) end
-local batch = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
-if #batch == 0 then return batch end
-redis.call('LTRIM', KEYS[1], #batch, -1)
-redis.call('RPUSH', KEYS[2], unpack(batch))
 return batch
 """
 _IF_HELD = """
@@ -88,8 +90,9 @@ class Outbox:
         return token if self._claim(keys=[DRAIN], args=[token, QUEUED, LEASE_MS]) else None
 
     def take(self, token: str, size: int) -> list[bytes] | None:
-        """Renew the lease and return the batch to try: what a lost drain left being tried,
-        or up to `size` from the outbox (none: it is empty); None if the lease is lost."""
+        """Return the batch to try, renewing the lease: what a lost drain left being tried,
+        or up to `size` from the outbox; none if it is empty (no write: nothing to make
+        durable); None if the lease is lost."""
         batch = self._take(keys=[OUTBOX, TRYING, DRAIN], args=[token, size, LEASE_MS])
         return None if batch is None else list(batch)
 

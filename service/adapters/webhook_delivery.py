@@ -10,9 +10,6 @@ notification). The secret stays in the game's meta: no log line or error holds i
 from __future__ import annotations
 
 import contextlib
-import http.client
-import socket
-import ssl
 import time
 from datetime import UTC, datetime
 from types import TracebackType
@@ -21,12 +18,11 @@ from standardwebhooks.webhooks import Webhook
 
 from service.adapters import metrics
 from service.adapters.redis_store import RedisEventStore
+from service.adapters.webhook_channel import Channel
 from service.adapters.webhook_targets import Refused, Target, resolve
 
 TIMEOUT_S = 5.0
 """A try that has no connection, or no answer's head, within this long failed (API.md)."""
-ANSWER_BYTES = 65_536
-"""The most of an answer's body read; a connection whose answer was longer is closed."""
 USER_AGENT = "spinner-dominoes-webhooks/1"
 
 
@@ -41,7 +37,7 @@ class Delivery:
         self.store, self.allow_private = store, allow_private
         self.games: dict[str, tuple[str, str] | None] = {}
         self.targets: dict[str, Target | Refused] = {}
-        self.connections: dict[Target, PinnedHTTP] = {}
+        self.connections: dict[Target, Channel] = {}
         self.unanswered: set[Target] = set()
 
     def __enter__(self) -> Delivery:
@@ -100,35 +96,21 @@ class Delivery:
     def _post(self, target: Target, headers: dict[str, str], payload: str) -> int:
         """POST on the target's kept connection (once more on a fresh one if the receiver
         had closed it); return the answer's status; DeliveryFailed if none came in time."""
-        connection = self.connections.get(target)
-        if connection is None:
-            connection = self.connections[target] = pinned(target)
+        channel = self.connections.get(target)
+        if channel is None:
+            channel = self.connections[target] = Channel(target, TIMEOUT_S)
+        body = payload.encode()
         try:
-            if connection.sock is not None:  # kept open: the receiver may have closed it
-                with contextlib.suppress(ConnectionError, http.client.BadStatusLine):
-                    return exchange(connection, target.path, headers, payload)
-                connection.close()
-            return exchange(connection, target.path, headers, payload)
-        except (OSError, http.client.HTTPException) as error:  # refused, timed out, TLS
-            connection.close()
+            if channel.sock is not None:  # kept open: the receiver may have closed it
+                with contextlib.suppress(ConnectionError):
+                    return channel.post(headers, body)
+                channel.close()
+            return channel.post(headers, body)
+        except OSError as error:  # refused, timed out, TLS, not HTTP
+            channel.close()
             self.unanswered.add(target)
             metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
             raise DeliveryFailed(f"no answer: {type(error).__name__}") from None
-
-
-def exchange(connection: http.client.HTTPConnection, path: str, headers: dict[str, str],
-             payload: str) -> int:
-    """Send one POST and read its answer (a redirect is not followed); return its status.
-    The connection, its answer read whole, may carry the next; else it is closed."""
-    deadline = time.monotonic() + TIMEOUT_S
-    connection.request("POST", path, body=payload.encode(), headers=headers)
-    if connection.sock is not None:  # the rest of the time, for the answer's head
-        connection.sock.settimeout(max(0.001, deadline - time.monotonic()))
-    answer = connection.getresponse()
-    answer.read(ANSWER_BYTES)
-    if not answer.isclosed():  # longer than we read: not reusable
-        connection.close()
-    return answer.status
 
 
 def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]:
@@ -139,34 +121,3 @@ def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]
     return {"Content-Type": "application/json", "User-Agent": USER_AGENT,
             "webhook-id": webhook_id, "webhook-timestamp": str(int(now.timestamp())),
             "webhook-signature": signature}
-
-
-class PinnedHTTP(http.client.HTTPConnection):
-    """An HTTP connection to a checked address, whatever its host name resolves to now."""
-
-    def __init__(self, target: Target) -> None:
-        super().__init__(target.host, target.port, timeout=TIMEOUT_S)
-        self.address = target.address
-
-    def connect(self) -> None:
-        """Connect to the checked address, sending each write at once (as http.client's own
-        connect does: without it a POST's answer waits on a delayed ACK, 40 ms on Linux)."""
-        self.sock = socket.create_connection((self.address, self.port), self.timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-class PinnedHTTPS(PinnedHTTP):
-    """The same over TLS, which checks the certificate against the host name (its SNI)."""
-
-    default_port = 443  # a Host header names no port that is https's own
-    TLS = ssl.create_default_context()
-
-    def connect(self) -> None:
-        """Connect to the checked address and start TLS for the URL's host name."""
-        super().connect()
-        self.sock = self.TLS.wrap_socket(self.sock, server_hostname=self.host)
-
-
-def pinned(target: Target) -> PinnedHTTP:
-    """Return an unopened connection to the target's checked address."""
-    return PinnedHTTPS(target) if target.scheme == "https" else PinnedHTTP(target)

@@ -36,8 +36,14 @@ QUEUE_NAME = "notifications"
 """The queue every worker takes deliveries from, after its AI turns."""
 BATCH = 100
 """Notifications a drain takes from the outbox at once."""
-DRAIN_S = 2.0
+DRAIN_S = 1.0
 """How long a drain job takes more batches before it hands on to a fresh job."""
+GATHER_S = 0.05
+"""How long a drain waits after a batch shorter than BATCH, for more to gather: under load a
+batch then holds many, and the outbox's writes (each made durable) are a few a batch."""
+LINGER_S = 0.2
+"""How long a drain whose outbox stays empty waits before it ends: under a steady load one
+job thus tries every notification of DRAIN_S, not one job a few notifications."""
 RENEW_S = LEASE_MS / 3000
 """How often a drain renews its lease while a batch is slow."""
 JOB_TIMEOUT_S = 30
@@ -106,22 +112,25 @@ class RqNotifier:
             return self._drain(token, delivery, time.monotonic() + DRAIN_S)
 
     def _drain(self, token: str, delivery: Delivery, ends: float) -> int:
-        """Try batches until the outbox is empty (then release the lease), the lease is
-        lost, or `ends` (then hand on to a fresh drain job); return how many were tried."""
-        tried = 0
+        """Try batches until the outbox stays empty for LINGER_S (then release the lease),
+        the lease is lost, or `ends` (then hand on to a fresh drain job); return how many
+        were tried."""
+        tried, idle_since = 0, time.monotonic()
         while (batch := self.outbox.take(token, BATCH)) is not None:
-            if not batch:
-                if self.outbox.release(token):
+            now = time.monotonic()
+            if batch:
+                if not self._try_batch(token, delivery, batch):
                     break
-                continue  # pushed meanwhile
-            if not self._try_batch(token, delivery, batch):
+                self.outbox.done(token)
+                tried, idle_since = tried + len(batch), time.monotonic()
+            elif now - idle_since >= LINGER_S and self.outbox.release(token):
                 break
-            self.outbox.done(token)
-            tried += len(batch)
-            if time.monotonic() > ends:
+            if now > ends:
                 if self.outbox.hand_on(token):
                     self._queue_drain()
                 break
+            if len(batch) < BATCH:
+                time.sleep(GATHER_S)
         return tried
 
     def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]) -> bool:

@@ -315,11 +315,13 @@ def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
     notifier, client = notifier_and_client(redis_url)
     deferred = tries("deferred")
     with Receiver(hang=True) as hanging, Receiver() as answering:
-        create(client, hanging.url(), seed=1)
-        create(client, hanging.url(), seed=2)
+        held = [create(client, hanging.url(), seed=seed)[0] for seed in (1, 2)]
         answered = create(client, answering.url(), seed=3)[0]
         assert notifier.drain() == 3
         assert len(hanging.received) == 1  # the second was not tried after the first hung
         assert [body["game_id"] for body in answering.bodies("turn")] == [answered]
     assert tries("deferred") == deferred + 1
-    assert len(notifier.queue.scheduled_job_registry.get_job_ids()) == 2  # both retried
+    retried = [f"msg_{game}_{client.get(f'/v1/games/{game}').json['version']}_turn"
+               for game in [*held, answered]]
+    assert [Job.exists(job_id, connection=redis_client) for job_id in retried] == [
+        True, True, False]  # both held ones have their retries, the delivered one none

@@ -1,0 +1,114 @@
+"""A notification's HTTP connection (service/adapters/webhook_channel.py) against a raw TCP
+server on loopback that answers each request with the bytes it is told: one send a POST, a
+connection kept only while the answer allows it, interim answers skipped, anything that is
+not HTTP/1.x no answer."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from service.adapters.webhook_channel import Channel
+from service.adapters.webhook_targets import Target
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+class RawServer:
+    """Answers the n-th request it reads (a head and a body of its Content-Length) with
+    `answers[n]`; counts the connections and keeps each request's bytes."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        self.answers, self.requests, self.connections = list(answers), [], 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def target(self) -> Target:
+        """The server as a checked target."""
+        port = self.listener.getsockname()[1]
+        return Target("http", "127.0.0.1", port, "/hooks?x=1", "127.0.0.1")
+
+    def _serve(self) -> None:
+        while self.answers:
+            sock, _ = self.listener.accept()
+            self.connections += 1
+            threading.Thread(target=self._talk, args=(sock,), daemon=True).start()
+
+    def _talk(self, sock: socket.socket) -> None:
+        data = b""
+        with sock:
+            while self.answers:
+                while b"\r\n\r\n" not in data:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, data = data.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                while len(data) < length:
+                    data += sock.recv(65536)
+                self.requests.append(head + b"\r\n\r\n" + data[:length])
+                data = data[length:]
+                sock.sendall(self.answers.pop(0))
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[list[bytes]], tuple[RawServer, Channel]]]:
+    """Make a raw server and a channel to it; close both after the test."""
+    made: list[tuple[RawServer, Channel]] = []
+
+    def make(answers: list[bytes]) -> tuple[RawServer, Channel]:
+        server = RawServer(answers)
+        made.append((server, Channel(server.target(), 2.0)))
+        return made[-1]
+
+    yield make
+    for server, channel in made:
+        channel.close()
+        server.listener.close()
+
+
+def test_a_post_is_one_request_with_host_length_and_body(serve):
+    server, channel = serve([OK])
+    assert channel.post({"webhook-id": "msg_1"}, b'{"a":1}') == 200
+    head, _, body = server.requests[0].partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /hooks?x=1 HTTP/1.1"
+    port = server.target().port
+    assert sorted(lines[1:]) == sorted([f"Host: 127.0.0.1:{port}".encode(), b"webhook-id: msg_1",
+                                        b"Content-Length: 7"])
+    assert body == b'{"a":1}'
+
+
+def test_an_answer_of_a_stated_length_keeps_the_connection(serve):
+    server, channel = serve([OK, b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"])
+    assert [channel.post({}, b"1"), channel.post({}, b"2")] == [200, 204]
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n\r\n"], ids=["close", "chunked", "http-1.0", "no-length"])
+def test_an_answer_that_does_not_keep_the_connection_closes_it(serve, answer):
+    server, channel = serve([answer, OK])
+    assert channel.post({}, b"1") == 200
+    assert channel.sock is None
+    assert channel.post({}, b"2") == 200 and server.connections == 2
+
+
+def test_an_interim_answer_is_skipped_and_a_redirect_is_only_a_status(serve):
+    server, channel = serve([b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 302 Found\r\n"
+                             b"Location: /x\r\nContent-Length: 0\r\n\r\n"])
+    assert channel.post({}, b"1") == 302
+    assert len(server.requests) == 1  # the Location is not followed
+
+
+def test_an_answer_that_is_not_http_is_no_answer(serve):
+    _, channel = serve([b"SSH-2.0-OpenSSH\r\n\r\n"])
+    with pytest.raises(OSError, match="not an HTTP"):
+        channel.post({}, b"1")
