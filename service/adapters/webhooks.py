@@ -152,8 +152,8 @@ class RqNotifier:
 
     def _queue_drain(self) -> None:
         """Queue a drain job."""
-        self.queue.enqueue_call("workers.jobs.drain_notifications",
-                                timeout=DRAIN_TIMEOUT_S, result_ttl=0)
+        self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=DRAIN_TIMEOUT_S,
+                                result_ttl=0, failure_ttl=24 * 3600)
 
     def retry(self, notification: tuple[str, str, str, float], delays: list[int]) -> None:
         """Queue the retries of a notification (game id, webhook-id, body, made at) whose
