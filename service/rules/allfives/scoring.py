@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from service.rules.tiles import Tile
+from service.rules.tiles import VALUE, Tile
 
 DEFAULT_TARGET: Final = 150
 TARGETS: Final = range(50, 501, 5)
@@ -25,7 +25,7 @@ def play_points(count: int) -> int:
 
 def pips(tiles: Sequence[Tile]) -> int:
     """Return the pips on `tiles`."""
-    return sum(t.value for t in tiles)
+    return sum(map(VALUE, tiles))
 
 
 def hand_points(tiles_by_seat: Sequence[Sequence[Tile]]) -> tuple[int | None, list[int]]:
