@@ -8,17 +8,17 @@ import pytest
 
 from service.game import events as ev
 from service.game.allfives.commands import create_game
-from service.game.allfives.state import LEADER_DRAWN, replay
-from service.game.fairness import Shuffled
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.scoring import (
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.scoring import (
     TARGETS,
     first_leader,
     hand_points,
     play_points,
     round_to_five,
 )
-from service.rules.allfives.tiles import FIVES_SET
+from service.game.allfives.state import LEADER_DRAWN, replay
+from service.game.allfives.tiles import FIVES_SET
+from service.game.fairness import Shuffled
 from service.rules.errors import IllegalMove, OutOfTurn
 
 from .fives_positions import AT, fives_at, parse, players, rules, shuffles, tiles

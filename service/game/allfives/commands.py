@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from service.game import events as ev
+from service.game.allfives.hand import FivesHand, tiles_per_seat
+from service.game.allfives.scoring import first_leader, hand_points, next_leader, play_points
 from service.game.allfives.state import LEADER_DRAWN, FivesState
 from service.game.allfives.state import record as _record
+from service.game.allfives.turns import check_move
 from service.game.commands import Shuffle
 from service.game.fairness import Shuffled, commitment
-from service.rules.allfives.hand import FivesHand, tiles_per_seat
-from service.rules.allfives.scoring import first_leader, hand_points, next_leader, play_points
-from service.rules.allfives.turns import check_move
 from service.rules.errors import OutOfTurn
 from service.rules.moves import Move
 from service.rules.outcomes import BLOCKED, DOMINO

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from service.game import events as ev
+from service.game.allfives.hand import FivesHand
 from service.game.state import SHARED_FOLD, Match, acted, fold, no_hand, recorder
-from service.rules.allfives.hand import FivesHand
 from service.rules.tiles import Tile, parse_tiles
 
 LEADER_DRAWN: Final = "leader_drawn"

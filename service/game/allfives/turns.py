@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final, NoReturn
 
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.tiles import check_in_set
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.tiles import check_in_set
 from service.rules.errors import IllegalMove, OutOfTurn
 from service.rules.matching import EXPOSES, PLAYABLE_ON
 from service.rules.moves import DRAW, PASS, Move
