@@ -7,6 +7,7 @@ tests/unit/test_schemas.py checks that each answer is what the schema's dump wou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask import current_app, has_app_context
@@ -21,20 +22,20 @@ from marshmallow import (
 )
 
 from service.game.lifecycle import LEVELS
-from service.game.state import SPINNER
-from service.game.variants import ALL_FIVES
+from service.game.variant import Option, Variant
+from service.game.variants import DEFAULT, VARIANTS
 from service.rules.errors import MalformedMove
 from service.rules.moves import ACTIONS
-from service.rules.opening import OPENING_RULES
 from service.rules.tiles import Tile
 
-OPTIONS = {SPINNER: {"hands": 10, "opening": "draw"}, ALL_FIVES: {"target": 150}}
-"""Each variant's own options with their defaults (RULES.md R7, R9; ALLFIVES.md F15); the
-turn clock's are both variants'."""
-SEATS = {SPINNER: (2, 8, "R4"), ALL_FIVES: (2, 4, "F2")}
-"""How many players each variant seats, and the rule that says so."""
 TURN_SECONDS_MAX = 604800
 """The longest turn clock, a week (API.md "Turn clocks")."""
+
+
+def option_defaults(variants: Mapping[str, Variant]) -> dict[str, dict[str, int | str]]:
+    """Return each variant's own options with their defaults (RULES.md R7, R9; ALLFIVES.md
+    F15); the turn clock's are every variant's."""
+    return {name: {o.name: o.default for o in v.options} for name, v in variants.items()}
 
 
 def unicode_text(text: str) -> None:
@@ -100,35 +101,37 @@ def _turn_seconds_in_range(value: int) -> None:
         raise ValidationError(f"turn_seconds is an integer {floor}-{TURN_SECONDS_MAX}")
 
 
-def _target_in_range(value: int) -> None:
-    if not (50 <= value <= 500 and value % 5 == 0):
-        raise ValidationError("the target is a multiple of 5 from 50 to 500 (F15)")
+def option_field(option: Option) -> fields.Field:
+    """Return the field of a variant's option: a text among its `choices`, or an integer in
+    its bounds and step, refused with its sentence and rule (a Range words the refusal of a
+    value of any type; a step beyond 1 needs its own check)."""
+    error = f"{option.says} ({option.rule})"
+    if option.choices:
+        return fields.String(validate=validate.OneOf(option.choices, error=error))
+    if option.step == 1:
+        return StrictInt(validate=validate.Range(option.low, option.high, error=error))
+
+    def in_steps(value: int) -> None:
+        if not (option.low <= value <= option.high and value % option.step == 0):
+            raise ValidationError(error)
+    return StrictInt(validate=in_steps)
 
 
-class RulesIn(Schema):
-    """The game options: the `variant` (`spinner`, RULES.md, by default; `all_fives`,
-    ALLFIVES.md); Spinner's hands (R7) and opening (R9), All Fives' target (F15), each
-    refused for the other variant (F16); and those of API.md "Turn clocks": `turn_seconds`
-    (absent: no clock), `timeouts_to_leave` (with a clock, default 3)."""
+class RulesChecks:
+    """The checks and defaults of `RulesIn` (a mixin: its fields come from the registry)."""
 
-    variant = fields.String(load_default=SPINNER, validate=validate.OneOf(
-        OPTIONS, error=f"the variant is {' or '.join(OPTIONS)}"))
-    hands = StrictInt(validate=validate.Range(1, 10, error="a match has 1 to 10 hands (R7)"))
-    opening = fields.String(validate=validate.OneOf(
-        OPENING_RULES, error=f"the opening is {' or '.join(OPENING_RULES)} (R9)"))
-    target = StrictInt(validate=_target_in_range)
-    turn_seconds = StrictInt(validate=_turn_seconds_in_range)
-    timeouts_to_leave = StrictInt(validate=validate.Range(
-        1, 10, error="timeouts_to_leave is an integer 1-10"))
+    fields: dict[str, fields.Field]
+    variant_options: dict[str, dict[str, int | str]]  # `option_defaults`, by variant
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _options_of_its_variant(self, data: dict[str, Any], original: Any, **_: Any) -> None:
-        """Name every option sent that belongs to the other variant (F16)."""
+        """Name every option sent that belongs to another variant only (F16)."""
         variant, sent = data.get("variant"), original if isinstance(original, dict) else {}
-        if variant not in OPTIONS:
+        known = self.variant_options
+        if variant not in known:
             return
-        foreign = [name for other, options in OPTIONS.items() if other != variant
-                   for name in options if name in sent]
+        foreign = [name for other, options in known.items() if other != variant
+                   for name in options if name in sent and name not in known[variant]]
         if foreign:
             raise ValidationError({name: [f"{name} is no option of {variant} (F16)"]
                                    for name in foreign})
@@ -137,10 +140,31 @@ class RulesIn(Schema):
     def _defaults(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         """Fill in the variant's options and, with a clock, `timeouts_to_leave`; the keys in
         RulesOut's order."""
-        filled = {**OPTIONS[data["variant"]], **data}
+        filled = {**self.variant_options[data["variant"]], **data}
         if "turn_seconds" in filled:
             filled.setdefault("timeouts_to_leave", 3)
         return {name: filled[name] for name in self.fields if name in filled}
+
+
+def rules_schema(variants: Mapping[str, Variant]) -> type[Schema]:
+    """Build the schema of the game options: the `variant` (the first registered, Spinner,
+    by default), each variant's options (`option_field`), then those of API.md "Turn
+    clocks": `turn_seconds` (absent: no clock), `timeouts_to_leave` (with a clock, default
+    3). An option of another variant is refused naming it (F16)."""
+    options = {o.name: option_field(o) for v in variants.values() for o in v.options}
+    return type("RulesIn", (RulesChecks, Schema), {
+        "variant_options": option_defaults(variants),
+        "variant": fields.String(load_default=DEFAULT, validate=validate.OneOf(
+            variants, error=f"the variant is {' or '.join(variants)}")),
+        **options,
+        "turn_seconds": StrictInt(validate=_turn_seconds_in_range),
+        "timeouts_to_leave": StrictInt(validate=validate.Range(
+            1, 10, error="timeouts_to_leave is an integer 1-10")),
+    })
+
+
+RulesIn = rules_schema(VARIANTS)
+"""The game options of every registered variant (`rules_schema`)."""
 
 
 class NotifyIn(Schema):
@@ -163,11 +187,11 @@ class CreateGameIn(Schema):
         """Count the players sent, even when some of them are invalid too: 2 to 8 (R4), or
         2 to 4 for All Fives (F2)."""
         players = original.get("players") if isinstance(original, dict) else None
-        variant = (data.get("rules") or {}).get("variant", SPINNER)
-        least, most, rule = SEATS[variant]
-        if isinstance(players, list) and not least <= len(players) <= most:
-            name = "an All Fives game" if variant == ALL_FIVES else "a game"
-            raise ValidationError(f"{name} has {least} to {most} players ({rule})", "players")
+        variant = VARIANTS[(data.get("rules") or {}).get("variant", DEFAULT)]
+        if isinstance(players, list) and len(players) not in variant.seats:
+            raise ValidationError(f"{variant.a_game} has {variant.seats[0]} to "
+                                  f"{variant.seats[-1]} players ({variant.seats_rule})",
+                                  "players")
 
     @post_load
     def _default_rules(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -287,15 +311,13 @@ class HandScoreOut(Schema):
     ended_by = fields.String()
 
 
-class RulesOut(Schema):
-    """The rules as created, defaults filled in: the variant and its own options."""
-
-    variant = fields.String()
-    hands = fields.Integer()
-    opening = fields.String()
-    target = fields.Integer()
-    turn_seconds = fields.Integer()
-    timeouts_to_leave = fields.Integer()
+RulesOut = Schema.from_dict({
+    "variant": fields.String(),
+    **{o.name: fields.String() if o.choices else fields.Integer()
+       for v in VARIANTS.values() for o in v.options},
+    "turn_seconds": fields.Integer(), "timeouts_to_leave": fields.Integer(),
+}, name="RulesOut")
+"""The rules as created, defaults filled in: the variant and its own options."""
 
 
 OWN_FIELDS = ("seat", "hand", "legal_moves")

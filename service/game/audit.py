@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.game import events as ev
-from service.game.allfives.state import LEADER_DRAWN
 from service.game.fairness import Shuffled, commitment_holds
 from service.game.lifecycle import LifecycleError, leave, time_out
 from service.game.state import Match
-from service.game.variants import Variant, variant_of
+from service.game.variant import Variant
+from service.game.variants import variant_of
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.tiles import Tile
@@ -64,7 +64,7 @@ class _Checker:
         decks = {e["data"]["hand_number"]: Shuffled(_deck(e, variant.tiles),
                                                      e["data"].get("salt"))
                  for e in started}
-        for drawn in (e for e in self.events if e["type"] == LEADER_DRAWN):  # ALLFIVES.md F4
+        for drawn in (e for e in self.events if e["type"] == variant.leader_draw):  # F4
             decks[0] = Shuffled(_deck(drawn, variant.tiles, "tiles"))
         state, produced = variant.create_game(first["data"]["players"],
                                               first["data"]["rules"], decks.__getitem__,

@@ -7,7 +7,8 @@ from typing import Any
 
 from service.game import events as ev
 from service.game.fairness import Shuffled, commitment
-from service.game.state import GameState, evolve
+from service.game.state import GameState
+from service.game.state import record as _record
 from service.rules.errors import OutOfTurn
 from service.rules.hand import Hand
 from service.rules.moves import Move
@@ -20,17 +21,6 @@ from service.rules.turns import check_move
 Shuffle = Callable[[int], Shuffled]
 """Gives the shuffled 66-tile deck and its salt for a hand number; the caller owns the
 randomness (R26)."""
-
-
-def _record(state: GameState, events: list[ev.Event], at: str | None, type_: str,
-            seat: int | None, data: dict[str, Any]) -> None:
-    """Fold a decided event into the state at once and keep it in `events`: sealed (seq, time
-    `at`, hash), or unsealed (`{type, seat, data}`) when `at` is None, for simulations."""
-    event: ev.Event = {"type": type_, "seat": seat, "data": data}
-    if at is not None:
-        event = ev.seal(event, state.version + 1, at, state.last_hash)
-    evolve(state, event)
-    events.append(event)
 
 
 def create_game(players: list[dict[str, Any]], rules: dict[str, Any], shuffle: Shuffle,

@@ -7,7 +7,7 @@ from typing import Any, Final, Generic, NoReturn, Protocol, Self, TypeVar
 
 from service.game import events as ev
 from service.rules.hand import Hand
-from service.rules.tiles import Tile
+from service.rules.tiles import Tile, parse_tiles
 
 H = TypeVar("H", bound="Turned")
 SPINNER: Final = "spinner"
@@ -139,7 +139,7 @@ def _game_created(state: Record, seat: int | None, data: dict[str, Any]) -> None
 
 
 def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    deck = list(map(Tile.parse, data["deck"]))
+    deck = parse_tiles(data["deck"])
     state.hand = Hand.deal(data["hand_number"], state.rules["opening"], deck,
                            data["shuffler"], state.seats)
     state.hand_seq = state.version + 1
@@ -147,7 +147,7 @@ def _hand_started(state: GameState, seat: int | None, data: dict[str, Any]) -> N
 
 
 def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    hand, tile = state.hand or _no_hand(), Tile.parse(data["tile"])
+    hand, tile = state.hand or no_hand(), Tile.parse(data["tile"])
     assert seat is not None
     if data["reason"] == "search":
         hand.apply_search_draw(seat, tile)
@@ -158,24 +158,24 @@ def _tile_drawn(state: GameState, seat: int | None, data: dict[str, Any]) -> Non
 
 def _tile_played(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    (state.hand or _no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
+    (state.hand or no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
                                           data["expose"], data["new_ends"])
     acted(state, seat)
 
 
 def _passed(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    (state.hand or _no_hand()).apply_pass(seat)
+    (state.hand or no_hand()).apply_pass(seat)
     acted(state, seat)
 
 
 def _obligation_lifted(state: GameState, seat: int | None, data: dict[str, Any]) -> None:
-    (state.hand or _no_hand()).lift_obligations()
+    (state.hand or no_hand()).lift_obligations()
 
 
 def _hand_ended(state: Record, seat: int | None, data: dict[str, Any]) -> None:
-    keys = ("hand_number", "points", "winner", "ended_by")
-    state.scores.append({k: data[k] for k in keys})
+    state.scores.append({"hand_number": data["hand_number"], "points": data["points"],
+                         "winner": data["winner"], "ended_by": data["ended_by"]})
     state.totals = [t + p for t, p in zip(state.totals, data["points"], strict=True)]
     state.hand_over = True
 
@@ -206,8 +206,8 @@ def acted(state: Record, seat: int) -> None:
         state.timeouts = [0 if s == seat else n for s, n in enumerate(state.timeouts)]
 
 
-def _no_hand() -> NoReturn:
-    """Refuse an event that needs a hand before any has started (`state.hand or _no_hand()`)."""
+def no_hand() -> NoReturn:
+    """Refuse an event that needs a hand before any has started (`state.hand or no_hand()`)."""
     raise ValueError("no hand has started")
 
 
@@ -250,6 +250,30 @@ def evolve(state: GameState, event: ev.Event) -> GameState:
         state.turn_at = event.get("at")
     state.last_hash = event.get("hash", state.last_hash)
     return state
+
+
+def recorder(apply: Mapping[str, Callable[[R, int | None, dict[str, Any]], None]]
+             ) -> Callable[[R, list[ev.Event], str | None, str, int | None, dict[str, Any]], None]:
+    """Return a variant's `record(state, events, at, type, seat, data)`, which folds a
+    decided event into the state at once through the variant's handlers (numbered and
+    chained as `fold` does, inline: this path is hot) and keeps it in `events`: sealed (seq,
+    time `at`, hash), or unsealed (`{type, seat, data}`) when `at` is None, for simulations."""
+    def record(state: R, events: list[ev.Event], at: str | None, type_: str,
+               seat: int | None, data: dict[str, Any]) -> None:
+        event: ev.Event = {"type": type_, "seat": seat, "data": data}
+        apply[type_](state, seat, data)
+        state.version += 1
+        if "turn_seconds" in state.rules:  # as `evolve`: the event's `at`, None unsealed
+            state.turn_at = at
+        if at is not None:
+            event = ev.seal(event, state.version, at, state.last_hash)
+            state.last_hash = event["hash"]
+        events.append(event)
+    return record
+
+
+record: Final = recorder(_APPLY)
+"""Spinner's `record` (see `recorder`)."""
 
 
 def replay(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:

@@ -1,49 +1,22 @@
-"""The rule sets a game may play, one line each: what creates, moves and deals a match.
+"""The rule sets a game may play, one entry each: the registry the service reads.
 
-A variant's rules live in a folder of their own under `service/rules/` and its commands and
-fold under `service/game/`; this table is the one place that names them.
+A variant is one folder (All Fives: `service/game/allfives/`, rules, game and its
+`variant.VARIANT`) and its entry here; Spinner, the default, is `service.game.spinner`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
-from service.game import commands, state
 from service.game import events as ev
-from service.game.allfives import commands as fives
-from service.game.allfives import state as fives_state
-from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import legal_moves as fives_legal_moves
-from service.rules.moves import Move
-from service.rules.tiles import TILES, Tile
-from service.rules.turns import legal_moves
+from service.game import spinner, state
+from service.game.allfives import variant as all_fives
+from service.game.variant import Variant
 
-DEFAULT: Final = state.SPINNER
-ALL_FIVES: Final = "all_fives"
-
-
-class Variant(NamedTuple):
-    """One rule set: its tiles, the commands that create a match and make a move, the
-    moves a seat may make in a hand, and its state's fold (one event; events into a state
-    or a fresh one) and rebuilding from a snapshot (`to_dict` output)."""
-
-    tiles: tuple[Tile, ...]
-    create_game: Callable[..., tuple[Any, list[ev.Event]]]
-    make_move: Callable[..., list[ev.Event]]
-    legal_moves: Callable[[Any, int], list[Move]]
-    evolve: Callable[[Any, ev.Event], Any]
-    replay: Callable[[Iterable[ev.Event], Any], Any]
-    from_dict: Callable[[dict[str, Any]], Any]
-
-
-VARIANTS: Final[Mapping[str, Variant]] = {  # RULES.md, ALLFIVES.md
-    DEFAULT: Variant(TILES, commands.create_game, commands.make_move, legal_moves,
-                     state.evolve, state.replay, state.GameState.from_dict),
-    ALL_FIVES: Variant(FIVES_SET, fives.create_game, fives.make_move, fives_legal_moves,
-                       fives_state.evolve, fives_state.replay,
-                       fives_state.FivesState.from_dict),
-}
+VARIANTS: Final[Mapping[str, Variant]] = {v.name: v for v in (  # RULES.md, ALLFIVES.md
+    spinner.VARIANT, all_fives.VARIANT)}
+DEFAULT: Final = spinner.VARIANT.name
 
 
 def variant_of(rules: Mapping[str, Any]) -> Variant:

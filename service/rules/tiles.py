@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import Final
 
 from service.rules.errors import MalformedMove
@@ -73,6 +75,21 @@ TILES: Final = _build_set()
 _BY_TEXT: Final[dict[object, Tile]] = {t.text: t for t in TILES}
 _BY_HALVES: Final = {(t.lo, t.hi): t for t in TILES}
 DOUBLE_SPINNER: Final = _BY_TEXT["S-S"]
+
+
+TEXT: Final = attrgetter("text")
+"""A tile's text (R2), for `map` over tiles."""
+
+VALUE: Final = attrgetter("value")
+"""A tile's pips, for `map` over tiles."""
+
+
+def parse_tiles(texts: Sequence[object]) -> list[Tile]:
+    """Return the tiles written `texts` (R2); raise as `Tile.parse` does for one that is not."""
+    try:
+        return list(map(_BY_TEXT.__getitem__, texts))  # the usual case: C speed, no frames
+    except (KeyError, TypeError):
+        return list(map(Tile.parse, texts))  # raises the R2 error of the first wrong one
 
 
 def tile(lo: int, hi: int) -> Tile:

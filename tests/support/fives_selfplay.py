@@ -15,11 +15,11 @@ from typing import Any, Final
 
 from service.game import events as ev
 from service.game.allfives.commands import TARGET
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.scoring import pips, play_points, round_to_five
 from service.game.allfives.state import FivesState, replay
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.scoring import pips, play_points, round_to_five
-from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import check_move
+from service.game.allfives.tiles import FIVES_SET
+from service.game.allfives.turns import check_move
 from service.rules.errors import RuleError
 from service.rules.moves import DRAW, PASS, Move
 from service.rules.outcomes import BLOCKED, DOMINO

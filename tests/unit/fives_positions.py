@@ -16,12 +16,12 @@ from typing import Any
 
 from service.game import events as ev
 from service.game.allfives.commands import create_game, make_move
+from service.game.allfives.hand import FivesHand
 from service.game.allfives.state import FivesState
+from service.game.allfives.tiles import FIVES_SET
+from service.game.allfives.turns import check_move, legal_moves
 from service.game.commands import Shuffle
 from service.game.fairness import Shuffled
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import check_move, legal_moves
 from service.rules.moves import Move
 from service.rules.tiles import Tile
 

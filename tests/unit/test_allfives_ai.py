@@ -8,8 +8,8 @@ import pytest
 
 from service.game import events as ev
 from service.game.allfives.commands import create_game, make_move
-from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import check_move, legal_moves
+from service.game.allfives.tiles import FIVES_SET
+from service.game.allfives.turns import check_move, legal_moves
 from tests.support.arena import play_ai_match, seeded
 from tests.support.selfplay import AT
 from workers.ai.allfives import FIVES_STRATEGIES, choose_fives_move, expert, greedy

@@ -8,17 +8,17 @@ import pytest
 
 from service.game import events as ev
 from service.game.allfives.commands import create_game
-from service.game.allfives.state import LEADER_DRAWN, replay
-from service.game.fairness import Shuffled
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.scoring import (
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.scoring import (
     TARGETS,
     first_leader,
     hand_points,
     play_points,
     round_to_five,
 )
-from service.rules.allfives.tiles import FIVES_SET
+from service.game.allfives.state import LEADER_DRAWN, replay
+from service.game.allfives.tiles import FIVES_SET
+from service.game.fairness import Shuffled
 from service.rules.errors import IllegalMove, OutOfTurn
 
 from .fives_positions import AT, fives_at, parse, players, rules, shuffles, tiles
@@ -169,8 +169,9 @@ def test_F8_new_ends_name_a_leads_halves_in_order_and_a_spinners_long_ends_then_
 ])
 def test_F9_the_count_adds_up_what_the_open_ends_show(layout, count):
     hand, _ = parse(f"0: | 1: | layout: {layout}")
-    assert hand.count == count
+    assert hand.count == count == sum(hand.shows.values())
     assert isinstance(hand, FivesHand)
+    assert hand.clone().count == FivesHand.from_dict(hand.to_dict()).count == count  # kept
 
 
 def test_F10_a_play_leaving_a_multiple_of_five_scores_the_count_at_once():

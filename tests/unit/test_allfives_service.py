@@ -14,12 +14,12 @@ from service.api import schemas
 from service.game import events as ev
 from service.game.allfives.commands import create_game, make_move
 from service.game.allfives.state import FivesState
+from service.game.allfives.turns import legal_moves
 from service.game.audit import audit
 from service.game.lifecycle import leave, time_out
 from service.game.state import GameState
 from service.game.variants import replay_log, restore
 from service.game.views import own, table, view
-from service.rules.allfives.turns import legal_moves
 from service.rules.moves import Move
 from service.usecases.games import Games
 from service.usecases.notifications import bodies

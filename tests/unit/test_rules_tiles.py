@@ -6,7 +6,7 @@ import pytest
 
 from service.rules.errors import IllegalMove, MalformedMove, RuleError
 from service.rules.moves import Move
-from service.rules.tiles import TILES, Tile
+from service.rules.tiles import TILES, Tile, parse_tiles
 
 from .positions import play_randomly, shuffled, start_from, tiles
 
@@ -58,6 +58,15 @@ def test_R2_what_is_not_a_tile_is_rejected_saying_so(text):
         Tile.parse(text)
     assert caught.value.rule == "R2"
     assert "is not a tile" in caught.value.message
+
+
+def test_R2_a_list_of_tiles_parses_at_once_and_a_misspelt_one_is_named():
+    assert parse_tiles(["3-9", "S-S"]) == [Tile.parse("3-9"), Tile.parse("S-S")]
+    with pytest.raises(MalformedMove) as caught:
+        parse_tiles(["3-9", "9-3"])
+    assert caught.value.rule == "R2" and "'3-9'" in str(caught.value)
+    with pytest.raises(MalformedMove):
+        parse_tiles([["3-9"]])  # unhashable: not a tile either
 
 
 def test_R2_a_long_text_sent_as_a_tile_is_not_quoted_back():

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from service.game import events as ev
-from service.game.state import SHARED_FOLD, Match, acted, fold
-from service.rules.allfives.hand import FivesHand
-from service.rules.tiles import Tile
+from service.game.allfives.hand import FivesHand
+from service.game.state import SHARED_FOLD, Match, acted, fold, no_hand, recorder
+from service.rules.tiles import Tile, parse_tiles
 
 LEADER_DRAWN: Final = "leader_drawn"
 """F4: the tile each seat drew to choose the first leader (`tiles`, by seat); public."""
@@ -34,40 +34,35 @@ class FivesState(Match[FivesHand]):
         return cls().restore(data, FivesHand.from_dict(data["hand"]) if data["hand"] else None)
 
 
-def _hand(state: FivesState) -> FivesHand:
-    if state.hand is None:
-        raise ValueError("no hand has started")
-    return state.hand
-
-
 def _leader_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     """The draw is on the record; its outcome is the first `hand_started`'s leader (F4)."""
 
 
 def _hand_started(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
-    deck = list(map(Tile.parse, data["deck"]))
-    state.hand = FivesHand.deal(data["hand_number"], deck, data["leader"], state.seats)
+    state.hand = FivesHand.deal(data["hand_number"], parse_tiles(data["deck"]), data["leader"],
+                                state.seats)
     state.hand_seq = state.version + 1
     state.hand_over = False
 
 
 def _tile_drawn(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    _hand(state).apply_draw(seat, Tile.parse(data["tile"]))
+    (state.hand or no_hand()).apply_draw(seat, Tile.parse(data["tile"]))
     acted(state, seat)
 
 
 def _tile_played(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    _hand(state).apply_play(seat, Tile.parse(data["tile"]), data["end"], data["expose"],
-                            data["new_ends"])
+    (state.hand or no_hand()).apply_play(seat, Tile.parse(data["tile"]), data["end"],
+                                         data["expose"], data["new_ends"])
     state.totals[seat] += data["points"]
-    acted(state, seat)
+    if state.timing_out is not None or state.timeouts[seat]:  # `acted` has work to do
+        acted(state, seat)
 
 
 def _passed(state: FivesState, seat: int | None, data: dict[str, Any]) -> None:
     assert seat is not None
-    _hand(state).apply_pass(seat)
+    (state.hand or no_hand()).apply_pass(seat)
     acted(state, seat)
 
 
@@ -80,6 +75,10 @@ _APPLY: dict[str, Callable[[FivesState, int | None, dict[str, Any]], None]] = {
 def evolve(state: FivesState, event: ev.Event) -> FivesState:
     """Apply one recorded event to the state and return it (one branch per event type)."""
     return fold(_APPLY, (event,), state)
+
+
+record: Final = recorder(_APPLY)
+"""All Fives' `record` (see `recorder`): the commands' fold of each event they decide."""
 
 
 def replay(events: Iterable[ev.Event], state: FivesState | None = None) -> FivesState:

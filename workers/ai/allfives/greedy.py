@@ -3,7 +3,7 @@ players the least to score, then the heaviest tile shed."""
 
 from __future__ import annotations
 
-from service.rules.allfives.scoring import play_points
+from service.game.allfives.scoring import play_points
 from service.rules.matching import EXPOSES
 from service.rules.moves import Move
 from workers.ai.allfives.playout import points_of

@@ -3,9 +3,9 @@ commands score them (F10, F12-F15), every seat following the quick greedy policy
 
 from __future__ import annotations
 
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.scoring import hand_points, play_points
-from service.rules.allfives.turns import legal_moves
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.scoring import hand_points, play_points
+from service.game.allfives.turns import legal_moves
 from service.rules.moves import Move
 
 

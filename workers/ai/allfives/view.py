@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.game import events as ev
+from service.game.allfives.hand import FivesHand
 from service.game.allfives.state import FivesState
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.tiles import FIVES_SET
-from service.rules.allfives.turns import legal_moves
+from service.game.allfives.tiles import FIVES_SET
+from service.game.allfives.turns import legal_moves
 from service.rules.matching import MATCHES
 from service.rules.moves import Move
 from service.rules.tiles import Tile

@@ -23,11 +23,12 @@ class FivesHand:
 
     `ends` are the open ends a tile may go on (id -> value, F7, F8); `shows` what each open
     end adds to the count (F9): its value, twice it for a double lying across, nothing for
-    a narrow side no tile lies on. `long_ends` are the spinner's long ends not yet covered,
-    `sides` its narrow sides, not open until no long end is left uncovered (F8).
+    a narrow side no tile lies on, and `count` their sum. `long_ends` are the spinner's long
+    ends not yet covered, `sides` its narrow sides, not open until no long end is left
+    uncovered (F8).
     """
 
-    __slots__ = ("number", "seats", "leader", "tiles", "boneyard", "ends", "shows",
+    __slots__ = ("number", "seats", "leader", "tiles", "boneyard", "ends", "shows", "count",
                  "long_ends", "sides", "spinner", "layout", "next_end", "turn", "passes")
 
     def __init__(self, number: int, seats: int, leader: int) -> None:
@@ -36,6 +37,7 @@ class FivesHand:
         self.boneyard: list[Tile] = []
         self.ends: dict[str, int] = {}
         self.shows: dict[str, int] = {}
+        self.count = 0  # the pips the open ends show now (F9): the sum of `shows`
         self.long_ends: list[str] = []
         self.sides: list[str] = []
         self.spinner: Tile | None = None
@@ -67,11 +69,6 @@ class FivesHand:
     def awaiting_server(self) -> bool:
         """False: a hand's end and the next deal come with the move that ends it."""
         return False
-
-    @property
-    def count(self) -> int:
-        """The pips the open ends show now (F9)."""
-        return sum(self.shows.values())
 
     def count_after(self, tile: Tile, end: str | None, expose: int | None) -> int:
         """Return the count once `tile` is played on `end` leaving `expose` (F9), without
@@ -105,12 +102,20 @@ class FivesHand:
             self._lead(tile, new_ends)
         else:
             assert expose is not None  # a play on an end leaves one value (F7)
-            self._cover(end)
-            opened = new_ends[0]
-            self.ends[opened] = expose
-            self.shows[opened] = expose * 2 if tile.is_double else expose
-            if tile.is_double and self.spinner is None:  # F8: the first double is the spinner
-                self.spinner, self.long_ends, self.sides = tile, [opened], list(new_ends[1:])
+            ends, shows, opened = self.ends, self.shows, new_ends[0]
+            del ends[end]  # the tile covers `end`
+            count = self.count - shows.pop(end)
+            if self.long_ends and end in self.long_ends:
+                count += self._cover_long_end(end)
+            ends[opened] = expose
+            if not tile.is_double:
+                shows[opened] = expose
+                self.count = count + expose
+            else:
+                shows[opened] = expose * 2
+                self.count = count + expose * 2
+                if self.spinner is None:  # F8: the first double is the spinner
+                    self.spinner, self.long_ends, self.sides = tile, [opened], list(new_ends[1:])
         self.layout.append((tile, end, expose))
         self.next_end += len(new_ends)
         self.passes = 0
@@ -125,24 +130,23 @@ class FivesHand:
         else:
             first, second = new_ends
             self.ends = {first: tile.lo, second: tile.hi}
-        self.shows = dict(self.ends)
+        self.shows, self.count = dict(self.ends), tile.value
 
-    def _cover(self, end: str) -> None:
-        """A tile covers `end`; a spinner's last long end shows the double whole, and once
-        both are covered its narrow sides open (F8, F9)."""
-        del self.ends[end], self.shows[end]
-        if self.long_ends and end in self.long_ends:
-            self._cover_long_end(end)
-
-    def _cover_long_end(self, end: str) -> None:
+    def _cover_long_end(self, end: str) -> int:
+        """A tile covers the spinner's long end `end`: its last long end shows the double
+        whole, and once both are covered its narrow sides open (F8, F9); return what that
+        adds to the count."""
         self.long_ends.remove(end)
         assert self.spinner is not None
         if self.long_ends:
-            self.shows[self.long_ends[0]] = self.spinner.value
-            return
+            other = self.long_ends[0]
+            added = self.spinner.value - self.shows[other]
+            self.shows[other] = self.spinner.value
+            return added
         for side in self.sides:
             self.ends[side], self.shows[side] = self.spinner.lo, 0
         self.sides = []
+        return 0
 
     def apply_draw(self, seat: int, drawn: Tile) -> None:
         """Seat draws `drawn` from the front of the boneyard and keeps the turn (F11)."""
@@ -162,7 +166,7 @@ class FivesHand:
         other.number, other.seats, other.leader = self.number, self.seats, self.leader
         other.tiles = [list(held) for held in self.tiles]
         other.boneyard = list(self.boneyard)
-        other.ends, other.shows = dict(self.ends), dict(self.shows)
+        other.ends, other.shows, other.count = dict(self.ends), dict(self.shows), self.count
         other.long_ends, other.sides = list(self.long_ends), list(self.sides)
         other.spinner, other.layout = self.spinner, list(self.layout)
         other.next_end, other.turn, other.passes = self.next_end, self.turn, self.passes
@@ -188,6 +192,7 @@ class FivesHand:
         hand.tiles = [[Tile.parse(t) for t in held] for held in data["tiles"]]
         hand.boneyard = [Tile.parse(t) for t in data["boneyard"]]
         hand.ends, hand.shows = dict(data["ends"]), dict(data["shows"])
+        hand.count = sum(hand.shows.values())
         hand.long_ends, hand.sides = list(data["long_ends"]), list(data["sides"])
         hand.spinner = Tile.parse(data["spinner"]) if data["spinner"] else None
         hand.layout = [(Tile.parse(t), end, x) for t, end, x in data["layout"]]

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Final, NoReturn
 
-from service.rules.allfives.hand import FivesHand
-from service.rules.allfives.tiles import check_in_set
+from service.game.allfives.hand import FivesHand
+from service.game.allfives.tiles import FIVES_SET, HIGHEST, IN_SET, check_in_set
 from service.rules.errors import IllegalMove, OutOfTurn
+from service.rules.hand import END_IDS
 from service.rules.matching import EXPOSES, PLAYABLE_ON
 from service.rules.moves import DRAW, PASS, Move
-from service.rules.turns import PLAYS
+from service.rules.tiles import TILES
 
+LEADS: Final = tuple(Move("play", tile, None, None) for tile in TILES)
+"""LEADS[tile.index]: the lead of that tile, alone in the middle (F6), built once."""
 
-def _end_values(hand: FivesHand) -> int:
-    """The values of the open ends as a bit set, bit v for v."""
-    mask = 0
-    for value in hand.ends.values():
-        mask |= 1 << value
-    return mask
+END_IDS_USED: Final = END_IDS[1:len(FIVES_SET) + 4]
+"""The end ids a hand can open (F8): the lead at most 4 (a spinner), a spinner on an end 3,
+any other tile 1, so 28 tiles at most 31."""
+
+PLAYS: Final = tuple({end: tuple(tuple(Move("play", tile, end, x) for x in row)
+                                 for row in EXPOSES[tile.index][:HIGHEST + 1])
+                      for end in END_IDS_USED} if tile in IN_SET else {} for tile in TILES)
+"""PLAYS[tile.index][end id][end value]: the plays of that tile there (F7), built once in
+plain dicts, so that listings share them and build none."""
 
 
 def has_play(hand: FivesHand, seat: int) -> bool:
     """Return whether the seat holds a tile it can play on an open end (F7, F11)."""
-    mask = _end_values(hand)
-    return any(PLAYABLE_ON[tile.index] & mask for tile in hand.tiles[seat])
+    mask = held = 0
+    for value in hand.ends.values():  # the values of the open ends as a bit set
+        mask |= 1 << value
+    for tile in hand.tiles[seat]:  # the values the held tiles match, likewise
+        held |= PLAYABLE_ON[tile.index]
+    return bool(mask & held)
 
 
 def legal_moves(hand: FivesHand, seat: int) -> list[Move]:
@@ -32,9 +42,9 @@ def legal_moves(hand: FivesHand, seat: int) -> list[Move]:
         return []
     held = hand.tiles[seat]
     if not hand.layout:  # F6: any tile leads, alone in the middle
-        return [Move("play", tile, None, None) for tile in held]
+        return [LEADS[tile.index] for tile in held]
     ends, mask = hand.ends, 0
-    for value in ends.values():  # _end_values, inlined: this path is hot
+    for value in ends.values():  # as in has_play, inlined: this path is hot
         mask |= 1 << value
     plays: list[Move] = []
     for tile in held:
@@ -42,7 +52,7 @@ def legal_moves(hand: FivesHand, seat: int) -> list[Move]:
             row, cached = EXPOSES[tile.index], PLAYS[tile.index]
             for end, value in ends.items():
                 if row[value]:
-                    plays += cached[end][value]
+                    plays += cached[end][value]  # plain dicts: the fast subscript
     return plays or [DRAW if hand.boneyard else PASS]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from service.rules.tiles import Tile
+from service.rules.tiles import VALUE, Tile
 
 DEFAULT_TARGET: Final = 150
 TARGETS: Final = range(50, 501, 5)
@@ -25,15 +25,15 @@ def play_points(count: int) -> int:
 
 def pips(tiles: Sequence[Tile]) -> int:
     """Return the pips on `tiles`."""
-    return sum(t.value for t in tiles)
+    return sum(map(VALUE, tiles))
 
 
 def hand_points(tiles_by_seat: Sequence[Sequence[Tile]]) -> tuple[int | None, list[int]]:
     """Return an ended hand's winner (None: nobody) and what each seat scores at its end:
     the seat that went out (F12), else the one alone holding the fewest pips (F13), scores
     the pips of all the other hands, rounded (F14)."""
-    held = [pips(tiles) for tiles in tiles_by_seat]
-    winner = next((seat for seat, tiles in enumerate(tiles_by_seat) if not tiles), None)
+    held, counts = list(map(pips, tiles_by_seat)), list(map(len, tiles_by_seat))
+    winner = counts.index(0) if 0 in counts else None
     if winner is None:
         fewest = min(held)
         if held.count(fewest) > 1:
