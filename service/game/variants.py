@@ -1,21 +1,31 @@
 """The rule sets a game may play, one entry each: the registry the service reads.
 
 A variant is one folder (All Fives: `service/game/allfives/`, rules, game and its
-`variant.VARIANT`) and its entry here; Spinner, the default, is `service.game.spinner`.
+`variant.VARIANT`) and its entry in REGISTERED, the module that holds its `VARIANT`;
+Spinner, the default, is `service.game.spinner`.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from service.game import events as ev
 from service.game import spinner, state
-from service.game.allfives import variant as all_fives
 from service.game.variant import Variant
 
-VARIANTS: Final[Mapping[str, Variant]] = {v.name: v for v in (  # RULES.md, ALLFIVES.md
-    spinner.VARIANT, all_fives.VARIANT)}
+REGISTERED: Final = ("service.game.spinner", "service.game.allfives.variant")
+"""The module of each variant (RULES.md, ALLFIVES.md), the one line a new variant adds to."""
+
+
+def _registered(module: str) -> Variant:
+    """Return the `VARIANT` a registered module holds."""
+    found: Variant = importlib.import_module(module).VARIANT
+    return found
+
+
+VARIANTS: Final[Mapping[str, Variant]] = {v.name: v for v in map(_registered, REGISTERED)}
 DEFAULT: Final = spinner.VARIANT.name
 
 
