@@ -50,8 +50,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--gzip", action="store_true",
                         help="clients send Accept-Encoding: gzip (and decode the answers)")
     parser.add_argument("--notify", action="store_true",
-                        help="four game phases, without and with turn notifications (ABBA), "
-                             "each game notified at a receiver on loopback in the latter")
+                        help="game phases without and with turn notifications (ABBA, "
+                             "--notify-rounds times), each game notified at a receiver on "
+                             "loopback in the latter")
+    parser.add_argument("--notify-rounds", type=int, default=2,
+                        help="ABBA rounds of --notify (default 2: eight game phases)")
     args = parser.parse_args(argv)
     quick = args.quick
     args.clients = args.clients or (32 if quick else 64)
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PROMETHEUS_MULTIPROC_DIR":
            str(work / "metrics"), "RATE_LIMIT_PER_TOKEN": limit, "RATE_LIMIT_PER_ADDRESS": limit,
            "WEBHOOKS_ALLOW_PRIVATE": "1"}  # the receiver is on loopback
-    notified = NOTIFY_LEGS if args.notify else (False,)
+    notified = NOTIFY_LEGS * args.notify_rounds if args.notify else (False,)
     layout = split(args.clients, args.client_procs)
     print(f"gunicorn: {' '.join(gunicorn_command('APP', 0, args)[3:])}")
     print(f"clients: {args.clients} threads in {len(layout)} processes; "
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
           f"redis {'without AOF' if args.no_aof else 'AOF, fsync always'}; "
           f"rate limits {'on' if args.rate_limits else 'off'}; "
           f"Accept-Encoding: {'gzip' if args.gzip else 'none'}"
-          + ("; with and without notifications, two phases each" if args.notify else ""))
+          + (f"; with and without notifications, {2 * args.notify_rounds} phases each"
+             if args.notify else ""))
     try:
         before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         legs = [(notify, measure_games(env, args, layout, work, exports, notify))

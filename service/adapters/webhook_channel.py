@@ -5,7 +5,14 @@ A POST is written in one send (head and body; http.client writes them apart, wak
 receiver twice) and only its answer's status is read: the head up to ANSWER_BYTES, then a
 body of a stated length up to the same bound, and the connection is kept for the next POST;
 an answer without a length, or chunked, or longer, or saying `Connection: close`, closes it.
-Interim (1xx) answers are skipped. Redirects are answers like any other: not followed."""
+Interim (1xx) answers are skipped. Redirects are answers like any other: not followed.
+
+Several POSTs to one receiver (`post_all`) go first alone, on a fresh connection; once the
+receiver has kept it, up to PIPELINE at a time in one send, their answers read in order
+(HTTP/1.1 pipelining, which every HTTP/1.1 server must take): one wake of the receiver and
+of the sender for many notifications. A connection that closes before answering them all
+has the rest sent again on a fresh one (a receiver may see a `webhook-id` twice: at least
+once)."""
 
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ import re
 import socket
 import ssl
 import time
+from collections.abc import Sequence
 
 from service.adapters.webhook_targets import Target
 
@@ -22,6 +30,8 @@ STATUS = re.compile(rb"HTTP/1\.([01]) (\d{3})[^\r\n]*\r\n")
 LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)[ \t]*(?=\r\n)", re.IGNORECASE)
 CLOSE = re.compile(rb"\r\nconnection:[^\r\n]*\bclose\b", re.IGNORECASE)
 CHUNKED = re.compile(rb"\r\ntransfer-encoding:", re.IGNORECASE)
+PIPELINE = 32
+"""The most POSTs written together on a kept connection."""
 TLS = ssl.create_default_context()
 
 
@@ -35,6 +45,7 @@ class Channel:
     def __init__(self, target: Target, timeout_s: float) -> None:
         self.target, self.timeout_s = target, timeout_s
         self.sock: socket.socket | None = None
+        self.came = b""  # received and not yet read: pipelined answers may come together
         name = f"[{target.host}]" if ":" in target.host else target.host  # IPv6: bracketed
         default = 443 if target.scheme == "https" else 80
         self.host = name if target.port == default else f"{name}:{target.port}"
@@ -44,6 +55,7 @@ class Channel:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+        self.came = b""
 
     def post(self, headers: dict[str, str], body: bytes) -> int:
         """POST `body` with `headers` to the target's path; return the answer's status. The
@@ -51,11 +63,35 @@ class Channel:
         deadline = time.monotonic() + self.timeout_s
         if self.sock is None:
             self.sock = self._connect()
-        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         self.sock.settimeout(max(0.001, deadline - time.monotonic()))
-        self.sock.sendall(f"POST {self.target.path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
-                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.sock.sendall(self._request(headers, body))
         return self._answer(deadline)
+
+    def post_all(self, requests: Sequence[tuple[dict[str, str], bytes]],
+                 statuses: list[int]) -> None:
+        """POST each of `requests` (headers, body) in order, appending each answer's status
+        to `statuses`; OSError for the first that got no answer (the rest not sent)."""
+        while len(statuses) < len(requests):
+            rest = requests[len(statuses):]
+            if self.sock is None:  # a fresh connection: one POST, to learn if it is kept
+                statuses.append(self.post(*rest[0]))
+                continue
+            chunk = rest[:PIPELINE]
+            try:
+                self.sock.settimeout(self.timeout_s)
+                self.sock.sendall(b"".join(self._request(*request) for request in chunk))
+                for _ in chunk:
+                    statuses.append(self._answer(time.monotonic() + self.timeout_s))
+                    if self.sock is None:
+                        break  # closed after that answer: the rest on a fresh connection
+            except ConnectionError:  # closed before answering: the rest on a fresh one
+                self.close()
+
+    def _request(self, headers: dict[str, str], body: bytes) -> bytes:
+        """Return a POST's bytes, head and body."""
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return (f"POST {self.target.path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
+                f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
     def _connect(self) -> socket.socket:
         """Open a connection to the checked address (TLS for https, checked against the
@@ -69,9 +105,8 @@ class Channel:
     def _answer(self, deadline: float) -> int:
         """Read the answer (past any 1xx); return its status, keeping the connection only
         if its body was read whole and the receiver keeps it."""
-        data = b""
         while True:
-            head, data = self._head(data, deadline)
+            head = self._head(deadline)
             found = STATUS.match(head)
             if found is None:
                 raise BadAnswer("not an HTTP/1.x answer")
@@ -82,24 +117,26 @@ class Channel:
         keep = (found.group(1) == b"1" and length is not None and not CLOSE.search(head)
                 and not CHUNKED.search(head) and int(length.group(1)) <= ANSWER_BYTES)
         if keep and length is not None:
-            self._read_to(data, int(length.group(1)))
+            self._skip(int(length.group(1)))
         else:
             self.close()
         return status
 
-    def _head(self, data: bytes, deadline: float) -> tuple[bytes, bytes]:
-        """Return an answer's head (its blank line included) and what came after it."""
-        while (end := data.find(b"\r\n\r\n")) < 0:
-            if len(data) > ANSWER_BYTES:
+    def _head(self, deadline: float) -> bytes:
+        """Take an answer's head (its blank line included) from what came."""
+        while (end := self.came.find(b"\r\n\r\n")) < 0:
+            if len(self.came) > ANSWER_BYTES:
                 raise BadAnswer("the answer's head is too long")
-            data += self._recv(deadline)
-        return data[:end + 4], data[end + 4:]
+            self.came += self._recv(deadline)
+        head, self.came = self.came[:end + 4], self.came[end + 4:]
+        return head
 
-    def _read_to(self, data: bytes, length: int) -> None:
-        """Read the rest of a body of `length` bytes, `data` of it read already."""
+    def _skip(self, length: int) -> None:
+        """Take a body of `length` bytes from what came (and what comes)."""
         deadline = time.monotonic() + self.timeout_s
-        while len(data) < length:
-            data += self._recv(deadline)
+        while len(self.came) < length:
+            self.came += self._recv(deadline)
+        self.came = self.came[length:]
 
     def _recv(self, deadline: float) -> bytes:
         """Receive what came, waiting no later than `deadline`; OSError if closed."""

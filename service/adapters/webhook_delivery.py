@@ -9,8 +9,8 @@ notification). The secret stays in the game's meta: no log line or error holds i
 
 from __future__ import annotations
 
-import contextlib
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -24,6 +24,10 @@ from service.adapters.webhook_targets import Refused, Target, resolve
 TIMEOUT_S = 5.0
 """A try that has no connection, or no answer's head, within this long failed (API.md)."""
 USER_AGENT = "spinner-dominoes-webhooks/1"
+
+
+Notification = tuple[str, str, str, float]
+"""A notification to try: its game id, webhook-id, payload (JSON) and when it was made."""
 
 
 class DeliveryFailed(Exception):
@@ -57,20 +61,37 @@ class Delivery:
         """Make one try: POST the signed payload to the game's URL's checked address;
         DeliveryFailed unless it answered 2xx. A game gone, or without a URL, is not
         notified."""
+        for _, failed in self.attempt_all([(game_id, webhook_id, payload, made_at)]):
+            raise failed
+
+    def attempt_all(self, notifications: Sequence[Notification]
+                    ) -> list[tuple[Notification, DeliveryFailed]]:
+        """Try each notification (game id, webhook-id, payload, made at), those to one
+        receiver in order and together (`Channel.post_all`); return those that failed,
+        each with why."""
+        failed: list[tuple[Notification, DeliveryFailed]] = []
+        by_target: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
+        for notification in notifications:
+            try:
+                found = self._signed(notification)
+            except DeliveryFailed as why:
+                failed.append((notification, why))
+                continue
+            if found is not None:
+                by_target.setdefault(found[0], []).append((notification, found[1]))
+        for target, signed in by_target.items():
+            failed += self._post_all(target, signed)
+        return failed
+
+    def _signed(self, notification: Notification) -> tuple[Target, dict[str, str]] | None:
+        """Return where a notification goes and its signed headers; None if its game is
+        gone or has no URL; DeliveryFailed if its URL is refused now."""
+        game_id, webhook_id, payload, _ = notification
         found = self._game(game_id)
         if found is None:
-            return
+            return None
         url, secret = found
-        target = self._target(url, webhook_id)
-        if target in self.unanswered:
-            metrics.WEBHOOK_DELIVERIES.labels("deferred").inc()
-            raise DeliveryFailed(f"{webhook_id}: not tried: its receiver gave no answer")
-        status = self._post(target, signed_headers(secret, webhook_id, payload), payload)
-        if not 200 <= status < 300:
-            metrics.WEBHOOK_DELIVERIES.labels("rejected").inc()
-            raise DeliveryFailed(f"{webhook_id}: the receiver answered {status}")
-        metrics.WEBHOOK_DELIVERIES.labels("delivered").inc()
-        metrics.WEBHOOK_SECONDS.observe(max(0.0, time.time() - made_at))
+        return self._target(url, webhook_id), signed_headers(secret, webhook_id, payload)
 
     def _game(self, game_id: str) -> tuple[str, str] | None:
         """Return the game's URL and secret, read once; None if it has none (or is gone)."""
@@ -93,24 +114,50 @@ class Delivery:
             raise DeliveryFailed(f"{webhook_id}: not called: {found}")
         return found
 
-    def _post(self, target: Target, headers: dict[str, str], payload: str) -> int:
-        """POST on the target's kept connection (once more on a fresh one if the receiver
-        had closed it); return the answer's status; DeliveryFailed if none came in time."""
+    def _post_all(self, target: Target, signed: list[tuple[Notification, dict[str, str]]]
+                  ) -> list[tuple[Notification, DeliveryFailed]]:
+        """POST the notifications to one target on its kept connection; return those that
+        got no 2xx, or no answer (then the target is not tried again in this delivery)."""
+        if target in self.unanswered:
+            return self._deferred(signed)
         channel = self.connections.get(target)
         if channel is None:
             channel = self.connections[target] = Channel(target, TIMEOUT_S)
-        body = payload.encode()
+        statuses: list[int] = []
         try:
-            if channel.sock is not None:  # kept open: the receiver may have closed it
-                with contextlib.suppress(ConnectionError):
-                    return channel.post(headers, body)
-                channel.close()
-            return channel.post(headers, body)
+            channel.post_all([(headers, n[2].encode()) for n, headers in signed], statuses)
         except OSError as error:  # refused, timed out, TLS, not HTTP
             channel.close()
             self.unanswered.add(target)
             metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
-            raise DeliveryFailed(f"no answer: {type(error).__name__}") from None
+            unanswered = signed[len(statuses)][0]
+            why = DeliveryFailed(f"{unanswered[1]}: no answer: {type(error).__name__}")
+            return [*self._outcomes(signed, statuses), (unanswered, why),
+                    *self._deferred(signed[len(statuses) + 1:])]
+        return self._outcomes(signed, statuses)
+
+    @staticmethod
+    def _deferred(signed: list[tuple[Notification, dict[str, str]]]
+                  ) -> list[tuple[Notification, DeliveryFailed]]:
+        """Count as deferred, and return as failed, notifications not tried (their receiver
+        gave no answer earlier in this delivery)."""
+        metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(signed))
+        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
+                for n, _ in signed]
+
+    def _outcomes(self, signed: list[tuple[Notification, dict[str, str]]], statuses: list[int]
+                  ) -> list[tuple[Notification, DeliveryFailed]]:
+        """Count each answered notification by its status; return those that got no 2xx."""
+        failed = []
+        for (notification, _), status in zip(signed, statuses, strict=False):
+            if 200 <= status < 300:
+                metrics.WEBHOOK_DELIVERIES.labels("delivered").inc()
+                metrics.WEBHOOK_SECONDS.observe(max(0.0, time.time() - notification[3]))
+            else:
+                metrics.WEBHOOK_DELIVERIES.labels("rejected").inc()
+                failed.append((notification, DeliveryFailed(
+                    f"{notification[1]}: the receiver answered {status}")))
+        return failed
 
 
 def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]:

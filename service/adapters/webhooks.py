@@ -28,7 +28,7 @@ from service.adapters import metrics
 from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
-from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, DeliveryFailed
+from service.adapters.webhook_delivery import TIMEOUT_S, Delivery
 from service.adapters.webhook_targets import Refused, resolve
 from service.usecases.ports import dumps
 
@@ -44,8 +44,11 @@ batch then holds many, and the outbox's writes (each made durable) are a few a b
 LINGER_S = 0.2
 """How long a drain whose outbox stays empty waits before it ends: under a steady load one
 job thus tries every notification of DRAIN_S, not one job a few notifications."""
+SLICE = 32
+"""Notifications of a batch tried together; the lease is renewed after a slice that was slow
+(its receivers gave no answer)."""
 RENEW_S = LEASE_MS / 3000
-"""How often a drain renews its lease while a batch is slow."""
+"""How slow a slice must be for the lease to be renewed after it."""
 JOB_TIMEOUT_S = 30
 """rq's bound on one retry: a name to resolve, then a connection and an answer of TIMEOUT_S."""
 DRAIN_TIMEOUT_S = int(JOB_TIMEOUT_S + BATCH * TIMEOUT_S + DRAIN_S)
@@ -134,20 +137,20 @@ class RqNotifier:
         return tried
 
     def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]) -> bool:
-        """Make the first try of each of `batch`, renewing the lease while it is slow;
-        False if the lease was lost (another drain tries the batch again)."""
-        renewed = time.monotonic()
-        for entry in batch:
-            game_id, webhook_id, payload, made_at, delays = json.loads(entry)
-            try:
-                delivery.attempt(game_id, webhook_id, payload, made_at)
-            except DeliveryFailed as failed:
-                log.info("%s; retrying in %d s", failed, delays[0])
-                self.retry((game_id, webhook_id, payload, made_at), delays)
-            if time.monotonic() - renewed > RENEW_S:
-                if not self.outbox.renew(token):
-                    return False
-                renewed = time.monotonic()
+        """Make the first try of each of `batch`, a slice at a time, renewing the lease
+        between slices that are slow; queue each that failed for its retries. False if the
+        lease was lost (another drain tries the batch again)."""
+        entries = [json.loads(entry) for entry in batch]
+        for start in range(0, len(entries), SLICE):
+            began = time.monotonic()
+            part = entries[start:start + SLICE]
+            failures = delivery.attempt_all([tuple(entry[:4]) for entry in part])
+            delays = {entry[1]: entry[4] for entry in part}
+            for notification, failed in failures:
+                log.info("%s; retrying in %d s", failed, delays[notification[1]][0])
+                self.retry(notification, delays[notification[1]])
+            if time.monotonic() - began > RENEW_S and not self.outbox.renew(token):
+                return False
         return True
 
     def _queue_drain(self) -> None:

@@ -19,7 +19,8 @@ OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 class RawServer:
     """Answers the n-th request it reads (a head and a body of its Content-Length) with
-    `answers[n]`; counts the connections and keeps each request's bytes."""
+    `answers[n]` (empty: it closes the connection instead); counts the connections and
+    keeps each request's bytes."""
 
     def __init__(self, answers: list[bytes]) -> None:
         self.answers, self.requests, self.connections = list(answers), [], 0
@@ -52,7 +53,10 @@ class RawServer:
                     data += sock.recv(65536)
                 self.requests.append(head + b"\r\n\r\n" + data[:length])
                 data = data[length:]
-                sock.sendall(self.answers.pop(0))
+                answer = self.answers.pop(0)
+                if not answer:  # close without answering
+                    return
+                sock.sendall(answer)
 
 
 @pytest.fixture
@@ -112,3 +116,23 @@ def test_an_answer_that_is_not_http_is_no_answer(serve):
     _, channel = serve([b"SSH-2.0-OpenSSH\r\n\r\n"])
     with pytest.raises(OSError, match="not an HTTP"):
         channel.post({}, b"1")
+
+
+def test_posts_to_a_kept_connection_go_together_and_answer_in_order(serve):
+    server, channel = serve([OK] + [b"HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n" % code
+                                   for code in (201, 500, 204)])
+    statuses: list[int] = []
+    channel.post_all([({}, b"%d" % n) for n in range(4)], statuses)
+    assert statuses == [200, 201, 500, 204]
+    assert server.connections == 1
+    assert [r.rpartition(b"\r\n\r\n")[2] for r in server.requests] == [b"0", b"1", b"2", b"3"]
+
+
+def test_posts_a_closed_connection_left_unanswered_are_sent_again_on_a_fresh_one(serve):
+    server, channel = serve([OK, OK, b"", OK, OK])
+    statuses: list[int] = []
+    channel.post_all([({}, b"%d" % n) for n in range(4)], statuses)
+    assert statuses == [200, 200, 200, 200]
+    assert server.connections == 2
+    bodies = [r.rpartition(b"\r\n\r\n")[2] for r in server.requests]
+    assert bodies == [b"0", b"1", b"2", b"2", b"3"]  # the third twice: at least once
