@@ -7,6 +7,7 @@ import itertools
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ class InMemoryEventStore:
         self._tallies: dict[str, dict[str, float]] = {}  # a seat's keys -> monotonic expiry
         self._games: dict[str, _Game] = {}
         self._keys: dict[str, tuple[str, float]] = {}  # name -> (value, monotonic expiry)
+        self.outbox: list[str] = []  # the notifications' entries appended with events
         self._lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
         self.holder = _new_holder()
@@ -85,11 +87,13 @@ class InMemoryEventStore:
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None, moved_in: bool = False) -> None:
+               append_id: str | None = None, moved_in: bool = False,
+               outbox: Sequence[str] = ()) -> bool:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
-        a claim, its key's final record; a retry that finds this `append_id` at
-        expected_version + 1 returns normally; a key another claim took raises KeyTaken.
-        A client's move (`moved_in`) keeps the game for good; a game's end closes its log."""
+        a claim, its key's final record, and `outbox` entries (kept in `outbox`, True if
+        any); a retry that finds this `append_id` at expected_version + 1 returns normally;
+        a key another claim took raises KeyTaken. A client's move (`moved_in`) keeps the
+        game for good; a game's end closes its log."""
         check_numbering(expected_version, events)
         with self._appended:
             game = self._live_games().get(game_id)
@@ -99,7 +103,7 @@ class InMemoryEventStore:
                 raise ConcurrencyError(len(game.events))
             if len(game.events) != expected_version:
                 if append_id and game.append_ids.get(expected_version + 1) == append_id:
-                    return  # this very append landed; its snapshot and record with it
+                    return False  # this very append landed; its snapshot and record with it
                 raise ConcurrencyError(len(game.events))
             there = None if idempotency is None else self._theirs(idempotency[0])
             if there is not None:
@@ -114,7 +118,9 @@ class InMemoryEventStore:
                 game.snapshot = dumps(snapshot)
             if idempotency is not None:
                 self._set(idempotency[0].name, idempotency[1], self._ttl)
+            self.outbox.extend(outbox)
             self._appended.notify_all()
+            return bool(outbox)
 
     def read(self, game_id: str, after: int = 0, until: int | None = None) -> list[Event]:
         """Return the events with after < seq <= until (None: to the end), in order."""

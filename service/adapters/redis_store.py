@@ -14,7 +14,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
 import redis
@@ -28,6 +28,7 @@ from redis.exceptions import (
 )
 
 from service.adapters import compact_log, liveness, write_probe
+from service.adapters.outbox import DRAIN, LEASE_MS, OUTBOX, QUEUED
 from service.game import events as ev
 from service.usecases.ports import (
     IDEMPOTENCY_KEYS_PER_SEAT,
@@ -94,11 +95,13 @@ end
 return 1
 """
 
-# KEYS: events, snap, meta, log[, idem]. ARGV: expected version, snapshot json or '', idem
-# record, idem ttl, append id or '', the claim's pending idem record or '', '1' for a client's
-# move (the game's keys are kept for good from then on; before, a snapshot expires with the
-# log) or '0', then id/json pairs. Returns the version found; it appended iff that is the
-# expected one. A compacted log (its game ended) takes nothing and returns minus its version.
+# KEYS: events, snap, meta, log[, outbox, its drain's mark][, idem]. ARGV: expected version,
+# snapshot json or '', idem record, idem ttl, append id or '', the claim's pending idem record
+# or '', '1' for a client's move (the game's keys are kept for good from then on; before, a
+# snapshot expires with the log) or '0', the count k of outbox entries, the drain mark's lease
+# in ms, the k entries, then id/json pairs. Returns the version found; it appended iff that is
+# the expected one (with k > 0, {that version, 1 if it marked a drain queued, else 0}). A
+# compacted log (its game ended) takes nothing and returns minus its version.
 # A log past the expected version whose entry there carries this append id holds this very
 # append (its reply was lost, the client sent it again): the expected version is returned and
 # nothing is written again. Else, an idem key there that is not the claim's pending record
@@ -114,11 +117,13 @@ if n ~= expected then
   end
   return n
 end
-if KEYS[5] then
-  local record = redis.call('GET', KEYS[5])
+local k = tonumber(ARGV[8])
+local idem = KEYS[k > 0 and 7 or 5]
+if idem then
+  local record = redis.call('GET', idem)
   if record and record ~= ARGV[6] then return record end
 end
-add_events(KEYS[1], 8, ARGV[5])
+add_events(KEYS[1], 10 + k, ARGV[5])
 if ARGV[7] == '1' then
   for i = 1, 3 do redis.call('PERSIST', KEYS[i]) end
 end
@@ -127,8 +132,11 @@ if ARGV[2] ~= '' then
   if ttl > 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
   else redis.call('SET', KEYS[2], ARGV[2]) end
 end
-if KEYS[5] then redis.call('SET', KEYS[5], ARGV[3], 'EX', ARGV[4]) end
-return n
+if idem then redis.call('SET', idem, ARGV[3], 'EX', ARGV[4]) end
+if k == 0 then return n end
+redis.call('RPUSH', KEYS[5], unpack(ARGV, 10, 9 + k))
+if redis.call('SET', KEYS[6], '""" + QUEUED + """', 'NX', 'PX', ARGV[9]) then return {n, 1} end
+return {n, 0}
 """
 
 # KEYS: events, snap, log. Returns {snapshot json or '', the stream entries after the
@@ -408,21 +416,26 @@ class RedisEventStore:
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None, moved_in: bool = False) -> None:
+               append_id: str | None = None, moved_in: bool = False,
+               outbox: Sequence[str] = ()) -> bool:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
-        a claim, its key's final record; a retry that finds this `append_id` at
-        expected_version + 1 returns normally; a key another claim took raises KeyTaken.
-        A client's move (`moved_in`) keeps the game for good; the append that ends it
-        compacts its log."""
+        a claim, its key's final record, and push the `outbox` entries (notifications) onto
+        the outbox in the same step (so one fsync makes both durable, and none is lost
+        between); return True if that marked a drain queued (the caller queues its job). A
+        retry that finds this `append_id` at expected_version + 1 returns normally (False);
+        a key another claim took raises KeyTaken. A client's move (`moved_in`) keeps the
+        game for good; the append that ends it compacts its log. A cluster takes no outbox
+        (`keeps_outbox`): its keys are in another slot than the game's."""
         check_numbering(expected_version, events)
-        keys = _keys(game_id, "events", "snap", "meta", "log")
+        keys = _keys(game_id, "events", "snap", "meta", "log") + ([OUTBOX, DRAIN] if outbox else [])
         claim, record = idempotency or (None, "")
         keys += [] if claim is None else [claim.name]
         ours = "" if claim is None else self._pending(claim)
         snap = "" if snapshot is None else dumps(snapshot)
         args: list[str | int] = [expected_version, snap, record, self._ttl, append_id or "",
-                                 ours, int(moved_in), *_entries(events)]
-        found = self.run_script(APPEND_LUA, keys, args)
+                                 ours, int(moved_in), len(outbox), LEASE_MS, *outbox,
+                                 *_entries(events)]
+        found, marked = self._appended(self.run_script(APPEND_LUA, keys, args))
         if isinstance(found, bytes | str):
             raise KeyTaken(loads(found))
         if found == 0:
@@ -431,6 +444,20 @@ class RedisEventStore:
             raise ConcurrencyError(abs(found))  # negative: the log is closed at that version
         if self._compact and any(event["type"] == ev.GAME_ENDED for event in events):
             self._compact_quietly(game_id)
+        return marked
+
+    @staticmethod
+    def _appended(found: Any) -> tuple[Any, bool]:
+        """Split the append script's answer into what it found and whether it marked a
+        drain queued (its answer to an append with outbox entries is a pair)."""
+        if isinstance(found, list):
+            return found[0], bool(found[1])
+        return found, False
+
+    @property
+    def keeps_outbox(self) -> bool:
+        """Whether an append can push the outbox's entries too: only on a plain Redis."""
+        return isinstance(self.client, redis.Redis)
 
     def _compact_quietly(self, game_id: str) -> None:
         """Compact the log of a game that just ended; if Redis cannot take that now (full,

@@ -3,8 +3,10 @@ command), first tried in batches by a drain job, retried one rq job each with gr
 delays.
 
 `RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and pushes each
-notification onto the outbox (`outbox`); the push that finds no drain queued or running
-queues `workers.jobs.drain_notifications`, which makes the first tries (`drain`, through a
+notification onto the outbox (`outbox`): a move's append pushes them itself, in its own
+atomic step, where the store is a plain Redis (then the outbox lives there; else with the
+queue). The push that finds no drain queued or running queues
+`workers.jobs.drain_notifications`, which makes the first tries (`drain`, through a
 `webhook_delivery.Delivery`). Under load one drain job thus tries many notifications over
 kept connections, where a job a notification cost a worker several times the try. A first
 try that fails is queued as `workers.jobs.deliver_notification` under its webhook-id, with
@@ -71,7 +73,8 @@ class RqNotifier:
     def __init__(self, connection: redis.Redis, store: RedisEventStore,
                  settings: Settings) -> None:
         self.queue = Queue(QUEUE_NAME, connection=connection)
-        self.outbox = Outbox(connection)
+        self.in_store = store.keeps_outbox  # then appends push their notifications themselves
+        self.outbox = Outbox(store.client if self.in_store else connection)
         self.store = store
         self.allow_private = settings.webhooks_allow_private
         self.delays = retry_delays(settings.webhook_retry_s)
@@ -86,21 +89,31 @@ class RqNotifier:
 
     @reachable
     def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
-        """Push one notification onto the outbox, with the retry delays of this API; queue
-        a drain if none is queued or running."""
-        entry = json.dumps([game_id, webhook_id, dumps(body), time.time(), self.delays])
+        """Push one notification onto the outbox; queue a drain if none is queued or
+        running."""
         try:
-            if self.outbox.push(entry):
-                self._queue_drain()
+            if self.outbox.push(self._entry(game_id, webhook_id, body)):
+                self.queue_drain()
         except redis.RedisError:
             metrics.WEBHOOK_DELIVERIES.labels("not_queued").inc()
             raise
+
+    def entries(self, game_id: str, bodies: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Return the outbox entries of notifications (webhook-id, body) for the store's
+        append to push, if the outbox lives in the store (a plain Redis); else none."""
+        if not self.in_store:
+            return []
+        return [self._entry(game_id, webhook_id, body) for webhook_id, body in bodies]
+
+    def _entry(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> str:
+        """Return a notification's outbox entry, with the retry delays of this API."""
+        return json.dumps([game_id, webhook_id, dumps(body), time.time(), self.delays])
 
     def sweep(self) -> bool:
         """Queue a drain if notifications wait and none is queued or running (its job or
         its worker was lost); True if it did."""
         if self.outbox.sweep():
-            self._queue_drain()
+            self.queue_drain()
             return True
         return False
 
@@ -130,7 +143,7 @@ class RqNotifier:
                 break
             if now > ends:
                 if self.outbox.hand_on(token):
-                    self._queue_drain()
+                    self.queue_drain()
                 break
             if len(batch) < BATCH:
                 time.sleep(GATHER_S)
@@ -153,7 +166,8 @@ class RqNotifier:
                 return False
         return True
 
-    def _queue_drain(self) -> None:
+    @reachable
+    def queue_drain(self) -> None:
         """Queue a drain job."""
         self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=DRAIN_TIMEOUT_S,
                                 result_ttl=0, failure_ttl=24 * 3600)

@@ -54,7 +54,8 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
             admit_game(ctx, client, game_id)
     ctx.store.create(game_id, events, meta, append_id=new_append_id())
     queue_due(ctx, game_id, state)
-    notifications.announce(ctx, game_id, state, events)
+    notifications.announce(ctx, game_id, state.version,
+                           notifications.of_append(ctx, game_id, state, events))
     shown = {"url": subscribed["notify_url"], "secret": subscribed["notify_secret"]} \
         if subscribed else None
     return Created(game_id, state, tokens, shown)

@@ -2,9 +2,11 @@
 
 A game created with `notify` keeps its URL and secret in its meta. After each append that
 landed (a creation, or any `recording.append`: a seat's move, an AI's move, a timeout, a
-leave), `announce` queues one delivery job per notification: `turn` when a human seat is to
-move, `hand_ended` and `game_ended`. It never sends anything itself (no HTTP on a request's
-path) and never fails: the append has landed whatever happens to its notifications."""
+leave) there is a notification of each: `turn` when a human seat is to move, `hand_ended`
+and `game_ended` (`of_append`). A move's append puts them in the notifier's outbox in the
+same atomic step, where the store keeps it (`Notifier.entries`); else, and for a creation,
+`announce` hands them to the notifier after it. Nothing here sends (no HTTP on a request's
+path) or fails: the append lands whatever happens to its notifications."""
 
 from __future__ import annotations
 
@@ -75,15 +77,31 @@ def bodies(ctx: Context, game_id: str, state: Match[Any],
     return found
 
 
-def announce(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event]) -> None:
-    """Queue the notifications of an append that landed (`state` is after it), if the game
-    has a URL. It never fails: a notification it cannot queue is logged and dropped."""
+def of_append(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event]
+              ) -> list[tuple[str, dict[str, Any]]]:
+    """Return the notifications (webhook-id, body) of an append (`state` is after it), if
+    the game has a URL. It never fails: notifications it cannot make are logged, and none."""
     try:
         found = meta(ctx, game_id)
         if found is None or not found.notify_url:
-            return
-        for body in bodies(ctx, game_id, state, events):
-            ctx.notifier.send(game_id, webhook_id(game_id, body), body)
+            return []
+        return [(webhook_id(game_id, body), body) for body in bodies(ctx, game_id, state, events)]
+    except Exception as error:  # the append goes ahead whatever its notifications
+        log.warning("the notifications of %s at %d were not made: %s: %s", game_id,
+                    state.version, type(error).__name__, error)
+        return []
+
+
+def announce(ctx: Context, game_id: str, version: int,
+             notices: list[tuple[str, dict[str, Any]]], marked: bool = False) -> None:
+    """Queue the notifications of an append that landed at `version` that it did not put in
+    the outbox itself (`notices`), and the drain it `marked` queued. It never fails: a
+    notification it cannot queue is logged and dropped."""
+    try:
+        if marked:
+            ctx.notifier.queue_drain()
+        for webhook, body in notices:
+            ctx.notifier.send(game_id, webhook, body)
     except Exception as error:  # the append landed: its answer must say so
         log.warning("the notifications of %s at %d were not queued: %s: %s", game_id,
-                    state.version, type(error).__name__, error)
+                    version, type(error).__name__, error)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, NamedTuple, Protocol
 
@@ -71,9 +72,12 @@ class EventStore(Protocol):
     def append(self, game_id: str, expected_version: int, events: list[Event], *,
                snapshot: dict[str, Any] | None = None,
                idempotency: tuple[KeyClaim, str] | None = None,
-               append_id: str | None = None, moved_in: bool = False) -> None:
+               append_id: str | None = None, moved_in: bool = False,
+               outbox: Sequence[str] = ()) -> bool:
         """Atomically append events at `expected_version`, with an optional snapshot and, for
-        a claim, its key's final record (the claim, the record's JSON).
+        a claim, its key's final record (the claim, the record's JSON), and the notifier's
+        `outbox` entries (`Notifier.entries`); return True if those marked a drain queued
+        (the caller has the notifier queue it).
 
         A game is kept for good from its first append `moved_in` (a client's move); until
         then it is forgotten `unplayed_game_ttl_s` after its creation (a later read finds no
@@ -168,8 +172,15 @@ class Notifier(Protocol):
         None if it may."""
 
     def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
-        """Queue the delivery of one notification of the game, unless it is queued already
-        (StoreUnavailable: not now)."""
+        """Queue the delivery of one notification of the game (StoreUnavailable: not now)."""
+
+    def entries(self, game_id: str, bodies: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Return the outbox entries of notifications (webhook-id, body) for the store to
+        append with their events, if the notifier's outbox lives in the store; else none
+        (they go through `send`)."""
+
+    def queue_drain(self) -> None:
+        """Queue the delivery of the entries an append put in the outbox."""
 
 
 class NoNotifier:
@@ -181,6 +192,13 @@ class NoNotifier:
 
     def send(self, game_id: str, webhook_id: str, body: dict[str, Any]) -> None:
         """Send nothing."""
+
+    def entries(self, game_id: str, bodies: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Keep nothing in the store."""
+        return []
+
+    def queue_drain(self) -> None:
+        """Queue nothing."""
 
 
 class Meter(Protocol):

@@ -36,12 +36,15 @@ def record_move(ctx: Context, game_id: str, state: Match[Any], seat: int, body: 
 def append(ctx: Context, game_id: str, expected: int, state: Match[Any], events: list[ev.Event],
            record: tuple[KeyClaim, str] | None = None, moving_in: bool = False) -> None:
     """Append the events decided on the state at version `expected` (`state` is after them),
-    with a snapshot when a hand was dealt."""
+    with a snapshot when a hand was dealt and their notifications, in one step where the
+    store keeps the notifier's outbox (else they are queued after it)."""
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
-    ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
-                     append_id=new_append_id(), moved_in=moving_in)
-    notifications.announce(ctx, game_id, state, events)
+    notices = notifications.of_append(ctx, game_id, state, events)
+    entries = ctx.notifier.entries(game_id, notices) if notices else []
+    marked = ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
+                              append_id=new_append_id(), moved_in=moving_in, outbox=entries)
+    notifications.announce(ctx, game_id, state.version, [] if entries else notices, marked)
 
 
 def moved_in(state: Match[Any], seat: int) -> bool:

@@ -325,3 +325,27 @@ def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
                for game in [*held, answered]]
     assert [Job.exists(job_id, connection=redis_client) for job_id in retried] == [
         True, True, False]  # both held ones have their retries, the delivered one none
+
+
+def test_a_moves_notification_enters_the_outbox_in_its_own_append(
+        redis_url, redis_client, monkeypatch):
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver() as receiver:
+        game_id, tokens, _ = create(client, receiver.url())
+        assert notifier.drain() == 1  # the creation's turn, pushed after it
+    notifier.queue.empty()
+    sent: list[str] = []
+    monkeypatch.setattr(notifier, "send", lambda *args: sent.append(args[1]))
+    state = client.get(f"/v1/games/{game_id}").json
+    mine = client.get(f"/v1/games/{game_id}", headers=auth(tokens[state["turn"]])).json
+    move = {"json": mine["legal_moves"][0], "headers": {**auth(tokens[state["turn"]]),
+                                                        "If-Match": f'"{mine["version"]}"'}}
+    assert client.post(f"/v1/games/{game_id}/moves", **move).status_code == 200
+    after = client.get(f"/v1/games/{game_id}").json
+    entries = [json.loads(entry) for entry in redis_client.lrange(OUTBOX, 0, -1)]
+    assert [(e[0], json.loads(e[2])["version"]) for e in entries] == [(game_id, after["version"])]
+    assert redis_client.get(DRAIN) == b"queued"  # marked by the append's own script
+    assert [job.func_name for job in notifier.queue.jobs] == ["workers.jobs.drain_notifications"]
+    assert client.post(f"/v1/games/{game_id}/moves", **move).status_code == 412
+    assert redis_client.llen(OUTBOX) == 1  # a refused append adds nothing
+    assert sent == []  # no push after the append: it was in it

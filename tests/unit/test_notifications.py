@@ -18,7 +18,7 @@ from service.adapters.webhooks import retry_delays
 from service.usecases import errors
 from service.usecases.decks import Dealer
 from service.usecases.games import Games
-from service.usecases.ports import StoreUnavailable
+from service.usecases.ports import NoNotifier, StoreUnavailable
 from tests.memory_store import InMemoryEventStore
 from tests.unit.test_clocks import CLOCK, HUMANS, LATER, Clock, ClockQueue
 from tests.unit.test_usecases import AT, SECRET, FakeTurnQueue, first_legal
@@ -29,8 +29,9 @@ ONE_HAND = {"hands": 1, "opening": "draw"}
 TILE = re.compile(r"\b[0-9S]-[0-9S]\b")
 
 
-class RecordingNotifier:
-    """A Notifier that records each notification sent; `refused` URLs it refuses."""
+class RecordingNotifier(NoNotifier):
+    """A Notifier that records each notification sent (none goes in the store's outbox);
+    `refused` URLs it refuses."""
 
     def __init__(self, refused: str | None = None, fails: bool = False) -> None:
         self.sent: list[tuple[str, str, dict[str, Any]]] = []
