@@ -164,8 +164,8 @@ class TurnQueue(Protocol):
 
 
 class Notifier(Protocol):
-    """Where turn notifications (webhooks) go: a URL checked at creation, and one delivery
-    job per notification, retried by the queue."""
+    """Where turn notifications (webhooks) go: a URL checked at creation, an outbox the
+    queue's jobs deliver from (an append may put them there itself: `entries`), retries."""
 
     def refusal(self, url: str) -> str | None:
         """Return why `url` may not receive notifications (not https, a private address...),
