@@ -1,6 +1,6 @@
-"""Turn notifications on rq: pushed onto an outbox on the request's path (one Redis
-command), first tried in batches by a drain job, retried one rq job each with growing
-delays.
+"""Turn notifications on rq: put on an outbox (by the append that makes them, or one Redis
+command after it), first tried in batches by a drain job, retried one rq job each with
+growing delays.
 
 `RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and pushes each
 notification onto the outbox (`outbox`): a move's append pushes them itself, in its own
