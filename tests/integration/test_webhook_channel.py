@@ -5,6 +5,7 @@ not HTTP/1.x no answer."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -33,30 +34,39 @@ class RawServer:
         return Target("http", "127.0.0.1", port, "/hooks?x=1", "127.0.0.1")
 
     def _serve(self) -> None:
+        """Accept connections while answers remain."""
         while self.answers:
-            sock, _ = self.listener.accept()
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:  # the test ended and closed it
+                return
             self.connections += 1
             threading.Thread(target=self._talk, args=(sock,), daemon=True).start()
 
     def _talk(self, sock: socket.socket) -> None:
+        """Serve one connection."""
+        with sock, contextlib.suppress(OSError):  # the client may reset it as it closes
+            self._answer_each(sock)
+
+    def _answer_each(self, sock: socket.socket) -> None:
+        """Read each request on `sock` and answer it, until the answers run out."""
         data = b""
-        with sock:
-            while self.answers:
-                while b"\r\n\r\n" not in data:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                head, _, data = data.partition(b"\r\n\r\n")
-                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                while len(data) < length:
-                    data += sock.recv(65536)
-                self.requests.append(head + b"\r\n\r\n" + data[:length])
-                data = data[length:]
-                answer = self.answers.pop(0)
-                if not answer:  # close without answering
+        while self.answers:
+            while b"\r\n\r\n" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
                     return
-                sock.sendall(answer)
+                data += chunk
+            head, _, data = data.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            while len(data) < length:
+                data += sock.recv(65536)
+            self.requests.append(head + b"\r\n\r\n" + data[:length])
+            data = data[length:]
+            answer = self.answers.pop(0)
+            if not answer:  # close without answering
+                return
+            sock.sendall(answer)
 
 
 @pytest.fixture
