@@ -28,11 +28,15 @@ LEASE_MS = 60_000
 """How long a mark stands unless renewed: a drain renews it with each batch, and more often
 while a batch is slow; a drain or job lost is replaced after this long."""
 
-_PUSH = """
-redis.call('RPUSH', KEYS[1], ARGV[1])
-if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then return 1 end
-return 0
+PUSH_LUA = """
+local function push_outbox(outbox, mark, first, last, lease)
+  redis.call('RPUSH', outbox, unpack(ARGV, first, last))
+  return redis.call('SET', mark, '""" + QUEUED + """', 'NX', 'PX', lease) and 1 or 0
+end
 """
+"""Lua shared with the append script: push ARGV[first..last] onto the outbox; 1 if that
+marked a drain queued (none was), else 0."""
+_PUSH = PUSH_LUA + "return push_outbox(KEYS[1], KEYS[2], 1, 1, ARGV[2])"
 _CLAIM = """
 local mark = redis.call('GET', KEYS[1])
 if mark and mark ~= ARGV[2] then return 0 end
@@ -81,7 +85,7 @@ class Outbox:
 
     def push(self, entry: str) -> bool:
         """Append a notification; True if no drain was queued or running (queue one now)."""
-        return bool(self._push(keys=[OUTBOX, DRAIN], args=[entry, QUEUED, LEASE_MS]))
+        return bool(self._push(keys=[OUTBOX, DRAIN], args=[entry, LEASE_MS]))
 
     def claim(self) -> str | None:
         """Take the lease for a drain (the mark is `queued`, or gone); return its token, None

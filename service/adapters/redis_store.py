@@ -28,7 +28,7 @@ from redis.exceptions import (
 )
 
 from service.adapters import compact_log, liveness, write_probe
-from service.adapters.outbox import DRAIN, LEASE_MS, OUTBOX, QUEUED
+from service.adapters.outbox import DRAIN, LEASE_MS, OUTBOX, PUSH_LUA
 from service.game import events as ev
 from service.usecases.ports import (
     IDEMPOTENCY_KEYS_PER_SEAT,
@@ -107,7 +107,7 @@ return 1
 # nothing is written again. Else, an idem key there that is not the claim's pending record
 # (another request took it over, or answered it) is returned (a string), and nothing is
 # written.
-APPEND_LUA: Final = EVENTS_LUA + CLOSED_LUA + """
+APPEND_LUA: Final = EVENTS_LUA + CLOSED_LUA + PUSH_LUA + """
 local n = redis.call('XLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
 if n == 0 then return -(closed_at(KEYS[4]) or 0) end
@@ -134,9 +134,7 @@ if ARGV[2] ~= '' then
 end
 if idem then redis.call('SET', idem, ARGV[3], 'EX', ARGV[4]) end
 if k == 0 then return n end
-redis.call('RPUSH', KEYS[5], unpack(ARGV, 10, 9 + k))
-if redis.call('SET', KEYS[6], '""" + QUEUED + """', 'NX', 'PX', ARGV[9]) then return {n, 1} end
-return {n, 0}
+return {n, push_outbox(KEYS[5], KEYS[6], 10, 9 + k, ARGV[9])}
 """
 
 # KEYS: events, snap, log. Returns {snapshot json or '', the stream entries after the

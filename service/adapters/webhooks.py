@@ -30,7 +30,7 @@ from service.adapters import metrics
 from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
-from service.adapters.webhook_delivery import TIMEOUT_S, Delivery
+from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, Notification
 from service.adapters.webhook_targets import Refused, resolve
 from service.usecases.ports import dumps
 
@@ -172,7 +172,7 @@ class RqNotifier:
         self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=DRAIN_TIMEOUT_S,
                                 result_ttl=0, failure_ttl=24 * 3600)
 
-    def retry(self, notification: tuple[str, str, str, float], delays: list[int]) -> None:
+    def retry(self, notification: Notification, delays: list[int]) -> None:
         """Queue the retries of a notification (game id, webhook-id, body, made at) whose
         first try failed, `delays` apart, under its webhook-id (once: a retry queued stands)."""
         rest = delays[1:]
