@@ -64,20 +64,23 @@ class InMemoryEventStore:
         self._alive = {self.holder}  # the holders of this store and its siblings not closed
 
     def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
-               append_id: str | None = None) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists
-        (but a retry of this very creation, by `append_id`, returns normally)."""
+               append_id: str | None = None, outbox: Sequence[str] = ()) -> bool:
+        """Create a game with its first events and meta, and `outbox` entries (kept in
+        `outbox`, True if any); raise StoreError if it exists (but a retry of this very
+        creation, by `append_id`, returns normally: False)."""
         check_creation(events)
         with self._appended:
             if game_id in self._live_games():
                 if append_id and self._games[game_id].append_ids.get(1) == append_id:
-                    return
+                    return False
                 raise StoreError(f"the game {game_id!r} exists")
             expiry = time.monotonic() + self._unplayed_ttl if self._unplayed_ttl else None
             self._games[game_id] = _Game([dumps(e) for e in events], dict(meta),
                                          append_ids={1: append_id} if append_id else {},
                                          expiry=expiry)
+            self.outbox.extend(outbox)
             self._appended.notify_all()
+            return bool(outbox)
 
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""

@@ -76,23 +76,28 @@ local function closed_at(key)
 end
 """
 
-# KEYS: events, meta. ARGV: append id or '', ttl ms (0: none), meta field count m, m meta
-# fields and values, then id/json pairs. Returns 1 once created (its keys expiring after the
-# ttl); 0 if the game exists, unless its first entry carries this append id (the reply of this
-# very creation was lost and it was sent again): then 1.
-CREATE_LUA: Final = EVENTS_LUA + """
+# KEYS: events, meta[, outbox, its drain's mark]. ARGV: append id or '', ttl ms (0: none), meta
+# field count m, m meta fields and values, the count k of outbox entries, the drain mark's
+# lease in ms, the k entries, then id/json pairs. Returns 1 once created (its keys expiring
+# after the ttl; with k > 0, {1, 1 if it marked a drain queued, else 0}); 0 if the game
+# exists, unless its first entry carries this append id (the reply of this very creation was
+# lost and it was sent again): then 1 and nothing is written again, but with k > 0 {1, 1}, so
+# that a drain is queued (the lost reply may have said the first run marked one).
+CREATE_LUA: Final = EVENTS_LUA + PUSH_LUA + """
+local m = tonumber(ARGV[3])
+local k = tonumber(ARGV[m + 4])
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then
-  if ARGV[1] ~= '' and landed(KEYS[1], 1, ARGV[1]) then return 1 end
+  if ARGV[1] ~= '' and landed(KEYS[1], 1, ARGV[1]) then return k > 0 and {1, 1} or 1 end
   return 0
 end
-local m = tonumber(ARGV[3])
 for i = 4, m + 2, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-add_events(KEYS[1], m + 4, ARGV[1])
+add_events(KEYS[1], m + 6 + k, ARGV[1])
 if tonumber(ARGV[2]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
-return 1
+if k == 0 then return 1 end
+return {1, push_outbox(KEYS[3], KEYS[4], m + 6, m + 5 + k, ARGV[m + 5])}
 """
 
 # KEYS: events, snap, meta, log[, outbox, its drain's mark][, idem]. ARGV: expected version,
@@ -103,21 +108,22 @@ return 1
 # the expected one (with k > 0, {that version, 1 if it marked a drain queued, else 0}). A
 # compacted log (its game ended) takes nothing and returns minus its version.
 # A log past the expected version whose entry there carries this append id holds this very
-# append (its reply was lost, the client sent it again): the expected version is returned and
-# nothing is written again. Else, an idem key there that is not the claim's pending record
-# (another request took it over, or answered it) is returned (a string), and nothing is
-# written.
+# append (its reply was lost, the client sent it again): the expected version is returned
+# (with k > 0, {it, 1}, so that a drain is queued: the lost reply may have said the first run
+# marked one) and nothing is written again. Else, an idem key there that is not the claim's
+# pending record (another request took it over, or answered it) is returned (a string), and
+# nothing is written.
 APPEND_LUA: Final = EVENTS_LUA + CLOSED_LUA + PUSH_LUA + """
 local n = redis.call('XLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
 if n == 0 then return -(closed_at(KEYS[4]) or 0) end
+local k = tonumber(ARGV[8])
 if n ~= expected then
   if n > expected and ARGV[5] ~= '' and landed(KEYS[1], expected + 1, ARGV[5]) then
-    return expected
+    return k > 0 and {expected, 1} or expected
   end
   return n
 end
-local k = tonumber(ARGV[8])
 local idem = KEYS[k > 0 and 7 or 5]
 if idem then
   local record = redis.call('GET', idem)
@@ -393,15 +399,20 @@ class RedisEventStore:
 
     @reachable
     def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
-               append_id: str | None = None) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists
-        (but a retry of this very creation, by `append_id`, returns normally)."""
+               append_id: str | None = None, outbox: Sequence[str] = ()) -> bool:
+        """Create a game with its first events and meta, and push the `outbox` entries in
+        the same step, as `append` does (True if that marked a drain queued); raise
+        StoreError if it exists (but a retry of this very creation, by `append_id`, returns
+        normally, True with `outbox` entries: its lost reply may have said so)."""
         check_creation(events)
         fields = [text for item in meta.items() for text in item]
+        keys = _keys(game_id, "events", "meta") + ([OUTBOX, DRAIN] if outbox else [])
         args: list[str | int] = [append_id or "", self._unplayed_ttl_ms, len(fields), *fields,
-                                 *_entries(events)]
-        if not self.run_script(CREATE_LUA, _keys(game_id, "events", "meta"), args):
+                                 len(outbox), LEASE_MS, *outbox, *_entries(events)]
+        created, marked = self._appended(self.run_script(CREATE_LUA, keys, args))
+        if not created:
             raise StoreError(f"the game {game_id!r} exists")
+        return marked
 
     @reachable
     def meta(self, game_id: str) -> dict[str, str]:
@@ -420,7 +431,8 @@ class RedisEventStore:
         a claim, its key's final record, and push the `outbox` entries (notifications) onto
         the outbox in the same step (so one fsync makes both durable, and none is lost
         between); return True if that marked a drain queued (the caller queues its job). A
-        retry that finds this `append_id` at expected_version + 1 returns normally (False);
+        retry that finds this `append_id` at expected_version + 1 returns normally (True with
+        `outbox` entries: its lost reply may have said so);
         a key another claim took raises KeyTaken. A client's move (`moved_in`) keeps the
         game for good; the append that ends it compacts its log. A cluster takes no outbox
         (`keeps_outbox`): its keys are in another slot than the game's."""
@@ -446,8 +458,8 @@ class RedisEventStore:
 
     @staticmethod
     def _appended(found: Any) -> tuple[Any, bool]:
-        """Split the append script's answer into what it found and whether it marked a
-        drain queued (its answer to an append with outbox entries is a pair)."""
+        """Split the create or append script's answer into what it found and whether it
+        marked a drain queued (its answer with outbox entries is a pair)."""
         if isinstance(found, list):
             return found[0], bool(found[1])
         return found, False

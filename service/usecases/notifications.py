@@ -3,9 +3,9 @@
 A game created with `notify` keeps its URL and secret in its meta. After each append that
 landed (a creation, or any `recording.append`: a seat's move, an AI's move, a timeout, a
 leave) there is a notification of each: `turn` when a human seat is to move, `hand_ended`
-and `game_ended` (`of_append`). A move's append puts them in the notifier's outbox in the
-same atomic step, where the store keeps it (`Notifier.entries`); else, and for a creation,
-`announce` hands them to the notifier after it. Nothing here sends (no HTTP on a request's
+and `game_ended` (`of_append`). A creation or an append puts them in the notifier's outbox
+in the same atomic step, where the store keeps it (`Notifier.entries`); else `announce`
+hands them to the notifier after it. Nothing here sends (no HTTP on a request's
 path) or fails: the append lands whatever happens to its notifications."""
 
 from __future__ import annotations
@@ -77,13 +77,17 @@ def bodies(ctx: Context, game_id: str, state: Match[Any],
     return found
 
 
-def of_append(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event]
-              ) -> list[tuple[str, dict[str, Any]]]:
+def of_append(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event],
+              notified: bool | None = None) -> list[tuple[str, dict[str, Any]]]:
     """Return the notifications (webhook-id, body) of an append (`state` is after it), if
-    the game has a URL. It never fails: notifications it cannot make are logged, and none."""
+    the game has a URL: `notified` says whether it has where the caller knows (a creation,
+    whose meta is not stored yet), else its meta. It never fails: notifications it cannot
+    make are logged, and none."""
     try:
-        found = meta(ctx, game_id)
-        if found is None or not found.notify_url:
+        if notified is None:
+            found = meta(ctx, game_id)
+            notified = found is not None and bool(found.notify_url)
+        if not notified:
             return []
         return [(webhook_id(game_id, body), body) for body in bodies(ctx, game_id, state, events)]
     except Exception as error:  # the append goes ahead whatever its notifications

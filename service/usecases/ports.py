@@ -62,9 +62,11 @@ class EventStore(Protocol):
     """An append-only log of events per game, with meta, one snapshot and idempotency records."""
 
     def create(self, game_id: str, events: list[Event], meta: dict[str, str], *,
-               append_id: str | None = None) -> None:
-        """Create a game with its first events and meta; raise StoreError if it exists, but
-        return normally for a retry of this very creation (the same `append_id`, as `append`)."""
+               append_id: str | None = None, outbox: Sequence[str] = ()) -> bool:
+        """Create a game with its first events and meta, and push the notifier's `outbox`
+        entries in the same step, as `append` does (True if those marked a drain queued);
+        raise StoreError if it exists, but return normally for a retry of this very creation
+        (the same `append_id`, as `append`)."""
 
     def meta(self, game_id: str) -> dict[str, str]:
         """Return the game's meta (an empty dict for an unknown game)."""

@@ -19,7 +19,8 @@ import redis
 
 from service.adapters import redis_store
 from service.adapters.bootstrap import connect_store
-from service.adapters.redis_store import APPEND_LUA, BEGIN_LUA, RedisEventStore
+from service.adapters.outbox import DRAIN, OUTBOX
+from service.adapters.redis_store import APPEND_LUA, BEGIN_LUA, CREATE_LUA, RedisEventStore
 from service.usecases.ports import ConcurrencyError
 from tests.integration.test_store_contract import IDEM, claim, events, pending, seqs
 from tests.workers import wait_until
@@ -82,6 +83,36 @@ def test_a_retried_append_finds_its_own_append_and_returns(
     # the first run's two XADDs only: a run again past the append-id check would add them
     # again (SETs are not counted: any live store's holder heartbeat SETs on this server)
     assert calls(redis_client, "xadd") == 2
+
+
+def test_a_retried_creation_pushes_its_notifications_once_and_has_a_drain_queued(
+        store: RedisEventStore, redis_client: redis.Redis,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The creation script pushed its outbox entries and marked a drain, and the reply that
+    said so was lost; its run again finds the game its own, writes nothing again, and says a
+    drain is to be queued (else none would be until the mark's lease ran out)."""
+    redis_client.script_load(CREATE_LUA)
+    sent = lose_the_next_reply(monkeypatch, redis_client, CREATE_LUA)
+    marked = store.create("g1", events(1, 2), {}, append_id=secrets.token_hex(8),
+                          outbox=["n1", "n2"])
+    assert len(sent) == 2 and marked is True
+    assert store.read("g1") == events(1, 2)
+    assert redis_client.lrange(OUTBOX, 0, -1) == [b"n1", b"n2"]
+    assert redis_client.get(DRAIN) == b"queued"
+
+
+def test_a_retried_append_pushes_its_notifications_once_and_has_a_drain_queued(
+        store: RedisEventStore, redis_client: redis.Redis,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create("g1", events(1, 2), {})
+    sent = lose_the_next_reply(monkeypatch, redis_client)
+    marked = store.append("g1", 2, events(3, 3), append_id=secrets.token_hex(8),
+                          outbox=["n3"])
+    assert len(sent) == 2 and marked is True
+    assert store.read("g1") == events(1, 3)
+    assert redis_client.lrange(OUTBOX, 0, -1) == [b"n3"]
+    assert redis_client.get(DRAIN) == b"queued"
+    assert store.append("g1", 3, events(4, 4), outbox=["n4"]) is False  # still marked
 
 
 def test_a_retried_append_finds_another_writers_append_and_raises(

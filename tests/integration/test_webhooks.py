@@ -327,12 +327,36 @@ def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
         True, True, False]  # both held ones have their retries, the delivered one none
 
 
+def test_a_creations_notification_enters_the_outbox_in_its_own_script(
+        redis_url, redis_client, monkeypatch):
+    """Nothing is pushed after the creation (a process dying between the two would lose it):
+    its script pushed the turn and marked the drain; a game with no URL pushes nothing."""
+    notifier, client = notifier_and_client(redis_url)
+    sent: list[str] = []
+    monkeypatch.setattr(notifier, "send", lambda *args: sent.append(args[1]))
+    with Receiver() as receiver:
+        game_id, _, _ = create(client, receiver.url())
+        created = client.get(f"/v1/games/{game_id}").json
+        entries = [json.loads(entry) for entry in redis_client.lrange(OUTBOX, 0, -1)]
+        assert [(e[0], e[1]) for e in entries] == [
+            (game_id, f"msg_{game_id}_{created['version']}_turn")]
+        assert redis_client.get(DRAIN) == b"queued"  # marked by the creation's own script
+        assert [job.func_name for job in notifier.queue.jobs] == [
+            "workers.jobs.drain_notifications"]
+        assert sent == []
+        plain = {"players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]}
+        assert client.post("/v1/games", json=plain).status_code == 201
+        assert redis_client.llen(OUTBOX) == 1
+        assert notifier.drain() == 1 and [b["game_id"] for b in receiver.bodies("turn")] == [
+            game_id]
+
+
 def test_a_moves_notification_enters_the_outbox_in_its_own_append(
         redis_url, redis_client, monkeypatch):
     notifier, client = notifier_and_client(redis_url)
     with Receiver() as receiver:
         game_id, tokens, _ = create(client, receiver.url())
-        assert notifier.drain() == 1  # the creation's turn, pushed after it
+        assert notifier.drain() == 1  # the creation's turn
     notifier.queue.empty()
     sent: list[str] = []
     monkeypatch.setattr(notifier, "send", lambda *args: sent.append(args[1]))
