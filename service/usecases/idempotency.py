@@ -5,19 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
 from typing import Any, Final
 
 from service.game import events as ev
 from service.usecases.errors import KeyPending, KeyReused, Refusal, TooManyKeys
 from service.usecases.ports import EventStore, KeyClaim
 
-WAIT_S: Final = 3.5
-"""How long a claim waits while its key is pending for the same body in a live process's
-name: a little over a holder's liveness (adapters.liveness.ALIVE_MS), so that a holder
-killed meanwhile is seen dead before the wait ends."""
-POLL_S: Final = 0.1
-"""How often a waiting claim looks at the key again (a gevent-friendly sleep between)."""
+RETRY_PENDING_S: Final = 1
+"""The Retry-After of a 409 for a key whose first request is still being handled: a holder
+that died is seen dead within a few seconds (adapters.liveness.ALIVE_MS), then its key is
+taken over by the next try."""
 
 
 def body_hash(body: Any) -> str:
@@ -40,21 +37,15 @@ def claim(store: EventStore, key: KeyClaim) -> int | None:
     """Claim the key for the request and return None; or, if the key has answered its body
     before, return the version its move made or raise the refusal it answered.
 
-    While the key is pending for this body in a live process's name, wait (up to WAIT_S)
-    until it is answered, released or its holder found dead; only then raise KeyPending.
-    A key left pending by a process that died is claimed over: its request appended nothing
-    (an append writes the key's final record in the same step). A key new to the seat is
-    released again and refused (TooManyKeys) if the seat holds its cap of live keys."""
-    deadline = time.monotonic() + WAIT_S
+    While the key is pending for this body in a live process's name, its first request is
+    still being handled: KeyPending (409, API.md "Moves"), at once. A key left pending by a
+    process that died is claimed over: its request appended nothing (an append writes the
+    key's final record in the same step). A key new to the seat is released again and
+    refused (TooManyKeys) if the seat holds its cap of live keys."""
     record = store.idempotency_begin(key)
-    while record is not None and _pending_for(record, key.body_hash):
-        if _holder_dead(store, record):
-            record = store.idempotency_begin(key, orphan=record)
-        elif time.monotonic() < deadline:
-            time.sleep(POLL_S)  # gevent's own under gunicorn's gevent workers
-            record = store.idempotency_begin(key)
-        else:
-            break
+    while (record is not None and _pending_for(record, key.body_hash)
+           and _holder_dead(store, record)):
+        record = store.idempotency_begin(key, orphan=record)
     if record is None:
         _admit(store, key)
         return None
@@ -80,7 +71,8 @@ def answer(record: dict[str, Any], digest: str) -> int:
     if record.get("body_hash") != digest:
         raise KeyReused("this Idempotency-Key was sent with another body")
     if record.get("state") == "pending":
-        raise KeyPending("a request with this Idempotency-Key is still being handled")
+        raise KeyPending("a request with this Idempotency-Key is still being handled",
+                         retry_after=RETRY_PENDING_S)
     if "refusal" in record:
         raise Refusal.from_record(record["refusal"])
     version: int = record["version"]

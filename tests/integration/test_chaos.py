@@ -40,6 +40,7 @@ KILL_EVERY_S = (2.0, 3.5)
 FINISH_S = 40.0  # then, how long the games left get to end
 HTTP_TIMEOUT_S = 15.0
 RETRY_PAUSE_S = (0.1, 0.3)
+KEY_PENDING = "409 key pending"
 POLL_S = 0.05  # a client waiting for an AI seat reads the game this often
 START_S = 30.0
 STOP_S = 25.0
@@ -67,7 +68,7 @@ class Answer:
         if self.status != 409 or not isinstance(self.body, dict):
             return str(self.status)
         detail = str(self.body.get("detail", ""))
-        return "409 key pending" if "Idempotency-Key" in detail else f"409 {detail}"
+        return KEY_PENDING if "Idempotency-Key" in detail else f"409 {detail}"
 
 
 @dataclass
@@ -155,15 +156,16 @@ class Client:
 
     def call(self, what: str, method: str, path: str, deadline: float, body: Any = None,
              headers: dict[str, str] | None = None) -> tuple[Answer | None, list[str]]:
-        """Send the request, and the very same again after a short pause while no answer or
-        a 503 comes, until another answer or the deadline; return it (None: none) and what
-        each try got."""
+        """Send the request, and the very same again after a short pause while no answer, a
+        503 or a 409 for its Idempotency-Key still being handled (by a process killed
+        meanwhile, until it is seen dead) comes, until another answer or the deadline;
+        return it (None: none) and what each try got."""
         tries = []
         while time.monotonic() < deadline:
             answer = self.send(method, path, body, headers)
             self.record.note(what, answer)
             tries.append("dropped" if answer is None else answer.label())
-            if answer is not None and answer.status != 503:
+            if answer is not None and answer.status != 503 and tries[-1] != KEY_PENDING:
                 return answer, tries
             time.sleep(self.rng.uniform(*RETRY_PAUSE_S))
         return None, tries

@@ -82,7 +82,9 @@ def test_a_retry_of_a_request_killed_after_its_claim_is_served_once_its_holder_i
         try:
             assert child.stdout is not None and child.stdout.readline() == "claimed\n"
             headers = {**auth(token), "Idempotency-Key": KEY}
-            assert client.post(path, json=move, headers=headers).status_code == 409  # alive
+            pending = client.post(path, json=move, headers=headers)  # its holder is alive
+            assert pending.status_code == 409 and pending.headers["Retry-After"] == "1"
+            assert "still being handled" in pending.json["detail"]
         finally:
             child.send_signal(signal.SIGKILL)
     killed = time.monotonic()

@@ -15,6 +15,7 @@ from service.game.lifecycle import LifecycleError, leave, time_out
 from service.game.state import GameState, replay
 from service.game.views import view
 from service.rules.errors import OutOfTurn
+from service.rules.moves import Move
 from service.rules.turns import legal_moves
 
 from .positions import players, shuffles
@@ -46,6 +47,25 @@ def test_the_deadline_is_the_turns_first_event_time_plus_turn_seconds() -> None:
     assert view(state, None)["turn_deadline"] == stamp(10)
     make_move(state, state.turn, first_move(state), shuffles(40), stamp(4.5))
     assert view(state, None)["turn_deadline"] == stamp(14.5)  # each turn has its own clock
+
+
+def test_each_append_starts_the_clock_again_a_draw_and_another_seats_leave_too() -> None:
+    """The deadline is the game's last event's time plus turn_seconds (openapi.yaml,
+    `turn_deadline`): the seat's own draw (R16: still its turn) and another seat leaving
+    start the seat's clock again."""
+    state, _ = create_game(players(2), dict(CLOCK), shuffles(31), stamp(0))
+    moved = 0
+    while legal_moves(state.hand, state.turn) != [Move.parse("draw")]:  # seed 31: 43 plays
+        moved += 1
+        make_move(state, state.turn, first_move(state), shuffles(31), stamp(moved))
+    drawer = state.turn
+    make_move(state, drawer, Move.parse("draw"), shuffles(31), stamp(moved + 5))
+    assert state.turn == drawer  # to play the drawn tile, or pass (R16)
+    assert view(state, None)["turn_deadline"] == stamp(moved + 15)
+    three, _ = create_game(players(3), dict(CLOCK), shuffles(40), stamp(0))
+    other = next(seat for seat in range(3) if seat != three.turn)
+    leave(three, other, "greedy", stamp(3))
+    assert view(three, None)["turn_deadline"] == stamp(13)
 
 
 def test_no_clock_without_turn_seconds_nor_for_an_ai_seat() -> None:

@@ -1,18 +1,16 @@
 """An Idempotency-Key left pending by a process that died (issue 16, point 5): the retry is
 served at once as that same request, over the in-memory store, whose siblings play the
-other processes. A retry that finds the key pending for a live process waits, a little over
-a holder's liveness, for the key to be answered, released or its holder dead; only then does
-it answer 409. A process taken for dead whose key was taken over appends nothing."""
+other processes. A request that finds the key pending for a live process answers 409 at once
+(API.md "Moves": the first is still being handled), with a Retry-After; a try after the key
+was answered, released or its holder found dead is served. A process taken for dead whose
+key was taken over appends nothing."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from service.adapters import liveness
 from service.usecases import errors, idempotency
 from service.usecases.games import Games
 from service.usecases.idempotency import body_hash, new_claim
@@ -54,27 +52,6 @@ def left_pending(store: InMemoryEventStore, game_id: str, seat: int,
     return other
 
 
-def before_the_second_look(store: InMemoryEventStore, monkeypatch: pytest.MonkeyPatch,
-                           action: Callable[[], object]) -> list[int]:
-    """Run `action` once the claims of `store` have looked at a key once and waited, before
-    they look again; return the list that counts their looks."""
-    begin, looks = store.idempotency_begin, [0]
-
-    def look(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
-        looks[0] += 1
-        if looks[0] == 2:
-            action()
-        return begin(*args, **kwargs)
-
-    monkeypatch.setattr(store, "idempotency_begin", look)
-    return looks
-
-
-def test_a_claim_waits_a_little_over_a_holders_liveness() -> None:
-    """So that a holder SIGKILLed as the wait starts is seen dead before it ends."""
-    assert liveness.ALIVE_MS / 1000 < idempotency.WAIT_S <= liveness.ALIVE_MS / 1000 + 1
-
-
 def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
         games: Games, store: InMemoryEventStore, turn: Turn) -> None:
     game_id, version, seat, move = turn
@@ -86,40 +63,39 @@ def test_a_key_left_pending_by_a_dead_process_is_taken_over_at_once(
     assert again.table.version == landed.table.version == store.version(game_id)
 
 
-def test_a_key_pending_for_a_live_process_answers_409_once_the_wait_is_over(
-        games: Games, store: InMemoryEventStore, turn: Turn,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_key_pending_for_a_live_process_answers_409_at_once(
+        games: Games, store: InMemoryEventStore, turn: Turn) -> None:
+    """Its first request is still being handled (API.md "Moves"): no wait for it."""
     game_id, version, seat, move = turn
-    monkeypatch.setattr(idempotency, "WAIT_S", 0.3)
     left_pending(store, game_id, seat, move)  # its request is still running
-    started = time.monotonic()
-    with pytest.raises(errors.KeyPending):
+    with pytest.raises(errors.KeyPending) as refused:
         games.move(game_id, seat, move, None, KEY)
-    assert time.monotonic() - started >= 0.3
+    assert refused.value.extra == {"retry_after": idempotency.RETRY_PENDING_S}
     assert store.version(game_id) == version
 
 
 @pytest.mark.parametrize("meanwhile", ["dies", "releases it", "answers it"])
-def test_a_retry_waits_while_a_live_process_holds_its_key_and_is_served_once(
+def test_a_try_after_a_live_process_let_its_key_go_is_served_once(
         games: Games, store: InMemoryEventStore, queue: FakeTurnQueue, turn: Turn,
-        monkeypatch: pytest.MonkeyPatch, meanwhile: str) -> None:
-    """The holder is SIGKILLed (its liveness lasts a while yet), its request fails and
-    releases the key (as a later beat does after a 503), or its request lands the move: the
-    retry, waiting, is served as that same request, and the move lands once."""
+        meanwhile: str) -> None:
+    """While the holder runs, a try gets 409; then the holder is SIGKILLed (and its liveness
+    runs out), its request fails and releases the key (as a later beat does after a 503),
+    or its request lands the move: the next try is served as that same request, and the
+    move lands once."""
     game_id, version, seat, move = turn
     holder = store.sibling()
     held = claim_of(turn)
     assert holder.idempotency_begin(held) is None
+    with pytest.raises(errors.KeyPending):
+        games.move(game_id, seat, move, None, KEY)
 
     def answer() -> None:
         holder.idempotency_abort(held)
         Games(holder, queue, lambda: AT).move(game_id, seat, move, None, KEY)
 
-    action = {"dies": holder.close, "releases it": lambda: holder.idempotency_abort(held),
-              "answers it": answer}[meanwhile]
-    looks = before_the_second_look(store, monkeypatch, action)
+    {"dies": holder.close, "releases it": lambda: holder.idempotency_abort(held),
+     "answers it": answer}[meanwhile]()
     served = games.move(game_id, seat, move, None, KEY)
-    assert looks[0] >= 2  # it waited, and looked again
     assert served.table.version == store.version(game_id) > version
     assert len(moves_of(store, game_id, version)) == 1
 

@@ -224,11 +224,9 @@ def test_a_key_sent_again_with_another_body_is_refused_as_reused(
 
 
 def test_a_key_whose_first_request_is_still_running_is_pending(
-        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        games: Games, store: InMemoryEventStore, humans: tuple[str, dict[int, str]]) -> None:
     game_id, _ = humans
     version, seat, move = to_move(games, game_id)
-    monkeypatch.setattr(idempotency, "WAIT_S", 0.0)  # its holder lives: no wait ends it
     first = idempotency.new_claim(game_id, seat, "key-1", idempotency.body_hash(move))
     assert store.idempotency_begin(first) is None
     with pytest.raises(errors.KeyPending):
