@@ -33,11 +33,13 @@ class Target:
 
 def public(address: str) -> bool:
     """Whether an IP address is a public unicast one: not loopback, private, link-local,
-    shared, unspecified, multicast or reserved (an IPv4-mapped IPv6 one as its IPv4)."""
+    shared, unspecified, multicast or reserved (an IPv4-mapped or 6to4 IPv6 one as the IPv4
+    it carries, which a relay may reach)."""
     ip = ipaddress.ip_address(address.partition("%")[0])  # an IPv6 zone is no part of it
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return public(str(ip.ipv4_mapped))
+        carried = ip.ipv4_mapped or ip.sixtofour
+        if carried is not None:
+            return public(str(carried))
         if ip.is_site_local:
             return False
     return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified

@@ -2,11 +2,12 @@
 
 Client threads play 2- to 4-seat games (some seats AI) over HTTP, every move with If-Match and
 an Idempotency-Key, sending the very same request again after a short pause on a connection
-error, a timeout, a 503 or a 409 for its key still being handled. Meanwhile a seeded rng SIGKILLs, every 2-3.5 s, one of serve's
-redis-server, a gunicorn worker or the rq worker. Then the killing stops, the games get a
-bounded time to end, and the answers are held against the logs: every acknowledged move is in
-its log exactly once at the version its answer named, every game ends and its export verifies,
-no 5xx but 503 (problem+json, Retry-After) was ever answered, and no move was refused.
+error, a timeout, a 503 or a 409 for its key still being handled. Meanwhile a seeded rng
+SIGKILLs, every 2-3.5 s, one of serve's redis-server, a gunicorn worker or the rq worker.
+Then the killing stops, the games get a bounded time to end, and the answers are held
+against the logs: every acknowledged move is in its log exactly once at the version its
+answer named, every game ends and its export verifies, no 5xx but 503 (problem+json,
+Retry-After) was ever answered, and no move was refused.
 """
 
 from __future__ import annotations

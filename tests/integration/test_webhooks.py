@@ -210,6 +210,7 @@ def test_a_receiver_that_never_answers_slows_no_move(client, worker):
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/x", "https://127.0.0.1/x",
                                  "https://localhost/x", "https://10.1.2.3/x",
                                  "https://[::ffff:192.168.0.1]/x", "https://169.254.169.254/",
+                                 "https://[2002:7f00:1::]/x",  # 6to4, carrying 127.0.0.1
                                  "ftp://example.com/x"])
 def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, url):
     refused = ContractClient(client_of(redis_url, allow_private=False)).post("/v1/games", json={
