@@ -21,9 +21,11 @@ import redis
 from service.adapters import liveness, redis_store
 from service.adapters.bootstrap import connect_store
 from service.adapters.redis_store import ABORT_LUA, APPEND_LUA, BEGIN_LUA, RedisEventStore
+from service.usecases.errors import KeyPending
 from service.usecases.games import Games
 from service.usecases.idempotency import key_name
 from service.usecases.ports import StoreUnavailable
+from service.usecases.seat_views import View
 from tests.integration.test_lost_reply import calls
 from tests.integration.test_store_contract import IDEM, claim, pending
 from tests.unit.test_usecases import AT, HUMANS, RULES, FakeTurnQueue, to_move
@@ -108,8 +110,8 @@ def test_a_retry_of_a_move_answered_503_is_served_once_redis_is_back(
         store: RedisEventStore, redis_client: redis.Redis, turn: Move,
         monkeypatch: pytest.MonkeyPatch, fails: str) -> None:
     """Redis went away as the move was appended, or as its key was claimed (the claim ran,
-    its reply was lost): the key is left pending and its release cannot be made. The retry
-    waits on the key, which the next beat releases, and lands."""
+    its reply was lost): the key is left pending and its release cannot be made. A retry
+    gets 409 while it is (its holder lives); the next beat releases it, and a retry lands."""
     games, game_id, version, seat, move = turn
     script = {"append": APPEND_LUA, "claim": BEGIN_LUA}[fails]
     redis_client.script_load(script)  # so that its first EVALSHA runs
@@ -119,6 +121,16 @@ def test_a_retry_of_a_move_answered_503_is_served_once_redis_is_back(
         with pytest.raises(StoreUnavailable):
             games.move(game_id, seat, move, None, "k1")
     assert redis_client.exists(key_name(game_id, seat, "k1"))  # left pending
-    served = games.move(game_id, seat, move, None, "k1")
+    landed: list[View] = []
+
+    def retried() -> bool:
+        try:
+            landed.append(games.move(game_id, seat, move, None, "k1"))
+        except KeyPending:
+            return False
+        return True
+
+    assert wait_until(retried, BEATS_S)
+    served = landed[0]
     assert served.table.version == store.version(game_id) > version
     assert games.move(game_id, seat, move, None, "k1").table.version == served.table.version
