@@ -109,7 +109,7 @@ def stream_frames(text: str) -> list[dict[str, str]]:
     frames, last_id = [], None
     for block in re.split(r"\r\n\r\n|\n\n|\r\r", text)[:-1]:  # [-1]: not ended yet
         event, data = "message", []
-        for line in block.splitlines():
+        for line in re.split(r"\r\n|\n|\r", block):  # only these end a line (not U+2028)
             name, _, value = line.partition(":")
             value = value.removeprefix(" ")
             if name == "data":
