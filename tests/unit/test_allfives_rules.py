@@ -291,6 +291,16 @@ def play_out(match):
     return log
 
 
+def test_F16_a_hand_started_carries_api_mds_fields_with_no_opening_double_nor_shuffler():
+    """API.md's `hand_started` fields, as F16 says events are: `opening_double` and
+    `shuffler` null (none in All Fives), beside the hand's `leader`."""
+    _, log = create_game(players(3), rules(), shuffles(7), AT, sealed=False)
+    data = next(e for e in log if e["type"] == ev.HAND_STARTED)["data"]
+    assert {"hand_number", "opening_double", "shuffler", "deck", "hands"} <= set(data)
+    assert data["opening_double"] is None and data["shuffler"] is None
+    assert data["leader"] in range(3)
+
+
 def test_F16_replaying_a_matchs_log_gives_its_state_and_totals_add_up():
     state, log = create_game(players(3), rules(100), shuffles(3), AT, sealed=False)
     match = fives_at("0: 0-1")  # only for its helpers

@@ -100,12 +100,16 @@ def _ended(hand: FivesHand, ended_by: str, winner: int | None, points: list[int]
 
 def _deal(state: FivesState, events: list[ev.Event], at: str | None, number: int,
           leader: int, shuffled: Shuffled) -> None:
-    """Record a hand's deal (F3) with its commitment (API.md "Fair shuffles")."""
+    """Record a hand's deal (F3) with its commitment (API.md "Fair shuffles"): the fields
+    API.md lists for every `hand_started` (F16: events as in API.md), `opening_double` and
+    `shuffler` null (All Fives has no opening double, and no seat shuffles: F3), then the
+    hand's `leader` (F4, F5)."""
     seats = state.seats
     k = tiles_per_seat(seats)
     texts = list(map(TEXT, shuffled.deck))
-    data = {"hand_number": number, "leader": leader, "deck": texts,
-            "hands": [texts[s * k:(s + 1) * k] for s in range(seats)]}
+    data: dict[str, Any] = {
+        "hand_number": number, "opening_double": None, "shuffler": None, "leader": leader,
+        "deck": texts, "hands": [texts[s * k:(s + 1) * k] for s in range(seats)]}
     if shuffled.salt is not None:
         data |= {"salt": shuffled.salt, "commitment": commitment(shuffled.salt, texts)}
     _record(state, events, at, ev.HAND_STARTED, None, data)
