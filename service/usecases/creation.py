@@ -52,11 +52,11 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
         meta.update(client=client.id, client_keyed="1" if client.keyed else "")
         if any(p["kind"] == "ai" for p in players):
             admit_game(ctx, client, game_id)
-    notices = notifications.of_append(ctx, game_id, state, events, notified=bool(subscribed))
-    entries = ctx.notifier.entries(game_id, notices) if notices else []
-    marked = ctx.store.create(game_id, events, meta, append_id=new_append_id(), outbox=entries)
+    sent = notifications.outgoing(ctx, game_id, state, events, notified=bool(subscribed))
+    marked = ctx.store.create(game_id, events, meta, append_id=new_append_id(),
+                              outbox=sent.entries)
     queue_due(ctx, game_id, state)
-    notifications.announce(ctx, game_id, state.version, [] if entries else notices, marked)
+    notifications.announce(ctx, game_id, state.version, sent, marked)
     shown = {"url": subscribed["notify_url"], "secret": subscribed["notify_secret"]} \
         if subscribed else None
     return Created(game_id, state, tokens, shown)

@@ -4,7 +4,7 @@ A game created with `notify` keeps its URL and secret in its meta. After each ap
 landed (a creation, or any `recording.append`: a seat's move, an AI's move, a timeout, a
 leave) there is a notification of each: `turn` when a human seat is to move, `hand_ended`
 and `game_ended` (`of_append`). A creation or an append puts them in the notifier's outbox
-in the same atomic step, where the store keeps it (`Notifier.entries`); else `announce`
+in the same atomic step, where the store keeps it (`outgoing`); else `announce`
 hands them to the notifier after it. Nothing here sends (no HTTP on a request's
 path) or fails: the append lands whatever happens to its notifications."""
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import logging
 import secrets
-from typing import Any
+from typing import Any, NamedTuple
 
 from service.game import events as ev
 from service.game.state import Match
@@ -77,6 +77,23 @@ def bodies(ctx: Context, game_id: str, state: Match[Any],
     return found
 
 
+class Outgoing(NamedTuple):
+    """An append's notifications (webhook-id, body), and their outbox `entries` for the
+    store's write to push in its own step (none where the store does not keep the outbox:
+    then `announce` queues the notifications after the write)."""
+
+    notices: list[tuple[str, dict[str, Any]]]
+    entries: list[str]
+
+
+def outgoing(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event],
+             notified: bool | None = None) -> Outgoing:
+    """Return the notifications of an append (`state` is after it) and their outbox entries,
+    as `of_append` makes them."""
+    notices = of_append(ctx, game_id, state, events, notified)
+    return Outgoing(notices, ctx.notifier.entries(game_id, notices) if notices else [])
+
+
 def of_append(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Event],
               notified: bool | None = None) -> list[tuple[str, dict[str, Any]]]:
     """Return the notifications (webhook-id, body) of an append (`state` is after it), if
@@ -96,15 +113,15 @@ def of_append(ctx: Context, game_id: str, state: Match[Any], events: list[ev.Eve
         return []
 
 
-def announce(ctx: Context, game_id: str, version: int,
-             notices: list[tuple[str, dict[str, Any]]], marked: bool = False) -> None:
+def announce(ctx: Context, game_id: str, version: int, sent: Outgoing,
+             marked: bool = False) -> None:
     """Queue the notifications of an append that landed at `version` that it did not put in
-    the outbox itself (`notices`), and the drain it `marked` queued. It never fails: a
-    notification it cannot queue is logged and dropped."""
+    the outbox itself (none if it pushed their `entries`), and the drain it `marked`
+    queued. It never fails: a notification it cannot queue is logged and dropped."""
     try:
         if marked:
             ctx.notifier.queue_drain()
-        for webhook, body in notices:
+        for webhook, body in [] if sent.entries else sent.notices:
             ctx.notifier.send(game_id, webhook, body)
     except Exception as error:  # the append landed: its answer must say so
         log.warning("the notifications of %s at %d were not queued: %s: %s", game_id,

@@ -40,11 +40,10 @@ def append(ctx: Context, game_id: str, expected: int, state: Match[Any], events:
     store keeps the notifier's outbox (else they are queued after it)."""
     dealt = any(e["type"] == ev.HAND_STARTED for e in events)
     snapshot = {"version": state.version, "state": state.to_dict()} if dealt else None
-    notices = notifications.of_append(ctx, game_id, state, events)
-    entries = ctx.notifier.entries(game_id, notices) if notices else []
+    sent = notifications.outgoing(ctx, game_id, state, events)
     marked = ctx.store.append(game_id, expected, events, idempotency=record, snapshot=snapshot,
-                              append_id=new_append_id(), moved_in=moving_in, outbox=entries)
-    notifications.announce(ctx, game_id, state.version, [] if entries else notices, marked)
+                              append_id=new_append_id(), moved_in=moving_in, outbox=sent.entries)
+    notifications.announce(ctx, game_id, state.version, sent, marked)
 
 
 def moved_in(state: Match[Any], seat: int) -> bool:
