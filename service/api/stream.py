@@ -20,6 +20,11 @@ TICKET = "ticket"
 """The query parameter of `/stream` that carries a stream ticket."""
 WITH_STATE = "state"
 """The query parameter of `/stream` that asks for a `state` frame after each `turn` frame."""
+TURN_EVENT = "event: turn"
+STATE_EVENT = "event: state"
+KEEP_ALIVE = ": keep-alive\n\n"
+BATCH_BYTES = 64 * 1024
+"""A batch of frames longer than this is sent in more than one chunk."""
 
 
 @bp.get("/games/<game_id>/stream")
@@ -31,13 +36,13 @@ def stream(game_id: str) -> Response:
     reconnecting (it would reconnect to a 200 that ends, forever)."""
     seat = _stream_seat(game_id)
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
-    followed = games().follow(game_id, seat, _resume_point(), keepalive,
-                              req.bool_arg(WITH_STATE))
+    with_state = req.bool_arg(WITH_STATE)
+    followed = games().follow(game_id, seat, _resume_point(), keepalive, with_state)
     if followed is None:  # the match has ended and every event was sent
         return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return Response(stream_with_context(_frames(followed)), mimetype="text/event-stream",
-                    headers=headers)
+    return Response(stream_with_context(_batched(_frames(followed), with_state)),
+                    mimetype="text/event-stream", headers=headers)
 
 
 @bp.post("/games/<game_id>/stream-tickets")
@@ -65,6 +70,23 @@ def _resume_point() -> int:
     return req.int_arg("after", minimum=0) or 0
 
 
+def _batched(frames: Iterator[str], with_state: bool) -> Iterator[str]:
+    """Join the frames of each batch into one chunk, so that an append reaches the client in
+    one write, not one a frame: a batch ends with its `state` frame (`with_state`), else its
+    `turn` frame, or is a keep-alive; a long one (a finished log) is cut at BATCH_BYTES."""
+    last = STATE_EVENT if with_state else TURN_EVENT
+    parts: list[str] = []
+    size = 0
+    for frame in frames:
+        parts.append(frame)
+        size += len(frame)
+        if frame.startswith((last, KEEP_ALIVE)) or size >= BATCH_BYTES:
+            yield "".join(parts)
+            parts, size = [], 0
+    if parts:
+        yield "".join(parts)
+
+
 def _frames(followed: Followed) -> Iterator[str]:
     """The stream's frames: each event the use case lets the caller see (already redacted,
     R25), a `turn` frame after each batch of them (then, if asked, a `state` frame), and a
@@ -72,7 +94,7 @@ def _frames(followed: Followed) -> Iterator[str]:
     yield "retry: 2000\n\n"
     for item in followed:
         if item is None:
-            yield ": keep-alive\n\n"
+            yield KEEP_ALIVE
         elif isinstance(item, Turn):
             yield _turn_frame(item)
         elif isinstance(item, View):
@@ -89,10 +111,10 @@ def _frame(event: ev.Event) -> str:
 def _turn_frame(turn: Turn) -> str:
     """No `id:` line: an EventSource keeps the seq of the event before it as its last event
     id, so a resumption sends nothing twice and misses nothing."""
-    return f"event: turn\ndata: {to_json(turn.to_dict()).decode()}\n\n"
+    return f"{TURN_EVENT}\ndata: {to_json(turn.to_dict()).decode()}\n\n"
 
 
 def _state_frame(view: View) -> str:
     """The caller's state at the turn frame's version, as `GET /v1/games/{id}` answers it
     (StateOut's shape, redacted alike, R25); no `id:` line, as a turn frame."""
-    return f"event: state\ndata: {to_json(state_body(view)).decode()}\n\n"
+    return f"{STATE_EVENT}\ndata: {to_json(state_body(view)).decode()}\n\n"

@@ -29,6 +29,7 @@ class Listener:
 
     def __init__(self, app: Flask, path: str, headers: dict[str, str] | None = None) -> None:
         self.text, self.done = "", threading.Event()
+        self.chunks: list[str] = []  # as the server wrote them
         self.stopping = False
         self.status: int | None = None
         self.thread = threading.Thread(target=self._read, args=(app, path, headers or {}))
@@ -39,7 +40,8 @@ class Listener:
             answer = ContractClient(raw).get(path, headers=headers, buffered=False)
             self.status = answer.status_code
             for chunk in answer.response:
-                self.text += chunk.decode()
+                self.chunks.append(chunk.decode())
+                self.text += self.chunks[-1]
                 if self.stopping:
                     break
             answer.close()
@@ -53,6 +55,10 @@ class Listener:
         """Wait until `count` turn frames came (or the stream ended); return them all."""
         assert wait_until(lambda: len(self.turns()) >= count or self.done.is_set(), 20)
         return self.turns()
+
+    def batches(self) -> list[str]:
+        """The chunks that are not keep-alives."""
+        return [chunk for chunk in self.chunks if chunk != ": keep-alive\n\n"]
 
     def stop(self) -> str:
         """Stop reading (at the next frame or keep-alive); return everything read."""
@@ -115,6 +121,10 @@ def test_after_each_append_a_turn_frame_says_whose_turn_it_is_at_which_version(
                if frame.startswith("event: turn") for line in frame.splitlines())  # no id:
     for frame in (f for f in frames if f["event"] == "turn" and "id" in f):
         assert int(frame["id"]) == json.loads(frame["data"])["version"]  # the parser's id
+    assert len(listener.batches()) == len(seen)  # an append's frames are sent in one write
+    assert all(batch.count("event: turn") == 1 for batch in listener.batches())
+    assert all(batch.endswith("\n\n") and batch.rstrip().rsplit("\n\n", 1)[-1]
+               .startswith("event: turn") for batch in listener.batches())
 
 
 def test_resuming_at_a_turn_frames_last_event_id_sends_nothing_twice(app, client):
@@ -266,6 +276,11 @@ def test_a_seat_plays_a_whole_game_with_posts_only_on_its_streams_state_frames(a
         assert kinds == ["turn", "state"] * (len(kinds) // 2)  # a state after each turn
         turns = [json.loads(f["data"]) for f in frames if f["event"] == "turn"]
         assert [t["version"] for t in turns] == [s["version"] for s in state_frames(listener)]
+        batches = listener.batches()  # one write an append: its events, turn and state
+        assert len(batches) == len(turns)
+        assert all(b.count("event: turn") == b.count("event: state") == 1 for b in batches)
+        assert all(b.rstrip().rsplit("\n\n", 1)[-1].startswith("event: state")
+                   for b in batches)
 
 
 def test_each_state_frame_is_the_callers_get_state_at_its_version_and_hides_other_hands(
