@@ -54,6 +54,35 @@ def write_problem(sock: socket.socket, status: int, _reason: str, _message: str)
     util.write_nonblock(sock, problem_answer(status))
 
 
+class HeadWithBody:
+    """A connection's socket for one answer, which holds gunicorn's first write (the head)
+    back until its next (the body), so that an answer goes out in one send, not two. Any
+    other use of the socket sends what is held first: bytes are delayed, never reordered."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._held: bytes | None = None
+        self._holding = True  # only the answer's first write is held
+
+    def sendall(self, data: bytes) -> None:
+        """Hold the first write; send it with the next one."""
+        if self._holding and self._held is None:
+            self._held = bytes(data)
+            return
+        held, self._held, self._holding = self._held, None, False
+        self._sock.sendall(data if held is None else held + data)
+
+    def flush(self) -> None:
+        """Send what is held (the head of an answer with no body)."""
+        held, self._held, self._holding = self._held, None, False
+        if held is not None:
+            self._sock.sendall(held)
+
+    def __getattr__(self, name: str) -> Any:
+        self.flush()
+        return getattr(self._sock, name)
+
+
 class ProblemWorker(GeventWorker):
     """gunicorn's gevent worker, whose own error answers are problem+json and whose request
     bodies have a read deadline."""
@@ -66,10 +95,13 @@ class ProblemWorker(GeventWorker):
         super().init_process()
 
     def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> None:
-        """Serve one request, the app reading its body through a `DeadlineBody`."""
+        """Serve one request, the app reading its body through a `DeadlineBody`, its answer
+        written through a `HeadWithBody`."""
         body = req.body
         req.body = DeadlineBody(req, self.body_read_timeout_s)
+        writer = HeadWithBody(sock)
         try:
-            super().handle_request(listener_name, req, sock, addr)
+            super().handle_request(listener_name, req, writer, addr)
         finally:  # what the app left unread, gunicorn skips within its keep-alive timeout
             req.body = body
+            writer.flush()

@@ -203,6 +203,35 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
     assert raw_answer(base, small)[0] == 201  # a chunked body within the limit is read whole
 
 
+def test_answers_with_and_without_a_body_follow_each_other_on_one_connection(serve, tmp_path):
+    """gunicorn's head waits for the body's first write, to go out with it in one send
+    (`HeadWithBody`); an answer with no body (a 304, a HEAD's) still gets its head, and the
+    next answer on the keep-alive connection comes after it, whole."""
+    base = serve(tmp_path / "var", own_redis_env()).url
+    connection = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]),
+                                            timeout=10)
+    body = json.dumps({"players": [{"name": "A", "kind": "human"},
+                                   {"name": "B", "kind": "human"}]})
+    connection.request("POST", "/v1/games", body, {"Content-Type": "application/json"})
+    created = connection.getresponse()
+    game = json.loads(created.read())
+    path = f"/v1/games/{game['game_id']}"
+    answers = []
+    for method, headers in (("GET", {}), ("GET", {"If-None-Match": f'"{game["version"]}"'}),
+                            ("HEAD", {}), ("GET", {})):
+        connection.request(method, path, headers=headers)
+        answer = connection.getresponse()
+        answers.append((answer.status, answer.getheader("ETag"), answer.read()))
+    connection.close()
+    etag = f'"{game["version"]}"'
+    assert created.status == 201
+    assert [(status, tag) for status, tag, _ in answers] == [
+        (200, etag), (304, etag), (200, etag), (200, etag)]
+    assert answers[1][2] == answers[2][2] == b""
+    assert json.loads(answers[0][2]) == json.loads(answers[3][2])
+    assert json.loads(answers[3][2])["version"] == game["version"]
+
+
 STREAMS = 500
 """Streams the test below keeps open: more than a thread-per-request server would have, and
 more than a process could hold with redis-py's default pool of 100 connections."""
