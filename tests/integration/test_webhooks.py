@@ -218,7 +218,7 @@ def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, 
         "notify": {"url": url}})
     assert refused.status_code == 400
     assert [e["field"] for e in refused.json["errors"]] == ["notify.url"]
-    assert redis_client.dbsize() == 0  # no game was made
+    assert redis_client.keys("game:*") == []  # no game was made
 
 
 def test_a_url_resolving_to_a_private_address_at_delivery_is_not_called(redis_url, redis_client):
