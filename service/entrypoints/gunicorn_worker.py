@@ -4,7 +4,8 @@ headers over its limits, a bad chunk), are problem+json with an X-Request-ID lik
 answer (API.md "Errors"), not gunicorn's HTML page; and that a request's body must arrive
 whole within BODY_READ_TIMEOUT_S of its first read, else 408 and the connection is closed
 (`body_deadline`). Headers have a deadline already: gunicorn reads each request's line and
-headers within its keep-alive timeout (2 s), or closes the connection.
+headers within its keep-alive timeout (2 s), or closes the connection. And an answer's head
+goes out with the start of its body, in one send (`HeadWithBody`), not in a send of its own.
 
 gevent serves each connection in a greenlet, so a stream (SSE), which stays open until its
 match ends, holds no thread: a process serves up to `--worker-connections` of them at once
