@@ -22,6 +22,8 @@ from workers.jobs import services
 
 log = logging.getLogger("spinner.worker")
 READY_POLL_S = 0.5
+COMMANDS_WAKE_S = 1.0
+"""How often the thread that listens for rq's commands (stop a job, shut down) wakes."""
 
 
 class TurnWorker(SimpleWorker):
@@ -46,6 +48,17 @@ class TurnWorker(SimpleWorker):
         self.drain = drain
         self.outbox = outbox
         self.swept_at: float | None = None
+
+    def subscribe(self) -> None:
+        """Listen for rq's commands as rq does, but in a thread that wakes every
+        COMMANDS_WAKE_S, not 60 s: on shutdown rq leaves the channel, then stops the thread,
+        and redis-py 8's `stop` waits for it. Woken by the channel's goodbye before being
+        told to stop, the thread would sleep out its 60 s, and the worker be killed."""
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=COMMANDS_WAKE_S, daemon=True,
+            exception_handler=self._pubsub_exception_handler)
 
     @property
     def dequeue_timeout(self) -> int:

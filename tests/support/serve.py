@@ -24,7 +24,7 @@ SPINNER = str(Path(sys.executable).parent / "spinner")  # the console script of 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = GRACEFUL_TIMEOUT_S + 5 + REDIS_STOP_TIMEOUT_S + 10
 """How long serve may take to stop: its own bound (its children, then its redis-server, each
-killed past its timeout; a redis-server's last fsync can stall on a busy disk) and a margin."""
+killed past its timeout) and a margin."""
 AI_TIMEOUT_S = 20.0
 HUMAN, AI = 0, 1
 LOOPBACK_ONLY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
