@@ -53,8 +53,19 @@ class Table:
         return json.loads(raw)
 
     def wait_for_my_move(self) -> bool:
-        """Wait until it is my turn; False if the match is over instead."""
-        self.page.wait_for_selector(YOUR_MOVE)
+        """Wait until it is my turn at the game's newest version; False if the match is over
+        instead. With no pace the page may show a version on the way that says it is my
+        turn while the events after it (a hand's end, the next hand's deal) are still
+        coming: then wait for the page to move on."""
+        version = self.page.locator("#version")
+        for _ in range(1000):
+            self.page.wait_for_selector(YOUR_MOVE)
+            shown = self.version()
+            latest = self.api_state()
+            if latest["status"] == "finished" or latest["turn"] == latest["seat"]:
+                expect(version).to_have_text(str(latest["version"]))
+                break
+            expect(version).not_to_have_text(str(shown))
         return self.page.locator("#match-end").is_hidden()
 
     def version(self) -> int:
