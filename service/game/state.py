@@ -25,6 +25,10 @@ class Turned(Protocol):
     def number(self) -> int:
         """The hand's number in the match."""
 
+    @property
+    def awaiting_server(self) -> bool:
+        """Whether the server's own event comes next, so no seat may move."""
+
     def clone(self) -> Self:
         """Return an independent copy."""
 
@@ -66,6 +70,12 @@ class Match(Generic[H]):
         if self.status != "playing" or self.hand is None or self.hand_over:
             return None
         return self.hand.turn
+
+    @property
+    def awaiting_server(self) -> bool:
+        """Whether the server's own event comes next, so no seat may move now (a state at
+        the version of a move whose append goes on: its hand's, see Hand.awaiting_server)."""
+        return self.hand is not None and self.hand.awaiting_server
 
     def clone(self) -> Self:
         """Return an independent copy: what the fold changes in place (the hand, the scores,

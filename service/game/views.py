@@ -37,7 +37,7 @@ def own(state: Match[Any], seat: int | None) -> dict[str, Any]:
         return {}
     hand = state.hand
     moves = (variant_of(state.rules).legal_moves(hand, seat)
-             if hand and state.turn == seat and not hand.awaiting_server else [])
+             if hand and state.turn == seat and not state.awaiting_server else [])
     return {"seat": seat, "hand": [t.text for t in hand.tiles[seat]] if hand else [],
             "legal_moves": [m.to_dict() for m in moves]}
 

@@ -52,8 +52,8 @@ def webhook_id(game_id: str, body: dict[str, Any]) -> str:
 
 def human_to_move(state: Match[Any]) -> bool:
     """Whether a human seat is the one to move (by its kind now: a seat that left is `ai`)."""
-    turn, hand = state.turn, state.hand
-    return (turn is not None and hand is not None and not hand.awaiting_server
+    turn = state.turn
+    return (turn is not None and not state.awaiting_server
             and state.players[turn]["kind"] == "human")
 
 

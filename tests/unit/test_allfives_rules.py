@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
 
 from service.game import events as ev
-from service.game.allfives.commands import create_game
+from service.game.allfives.commands import create_game, make_move
 from service.game.allfives.hand import FivesHand
 from service.game.allfives.scoring import (
     TARGETS,
@@ -18,7 +19,9 @@ from service.game.allfives.scoring import (
 )
 from service.game.allfives.state import LEADER_DRAWN, replay
 from service.game.allfives.tiles import FIVES_SET
+from service.game.allfives.turns import legal_moves
 from service.game.fairness import Shuffled
+from service.game.views import own
 from service.rules.errors import IllegalMove, OutOfTurn
 
 from .fives_positions import AT, fives_at, parse, players, rules, shuffles, tiles
@@ -317,3 +320,29 @@ def test_F16_replaying_a_matchs_log_gives_its_state_and_totals_add_up():
     assert [played[s] for s in range(3)] == state.totals
     assert log[-1]["type"] == ev.GAME_ENDED and log[-2]["type"] == ev.HAND_ENDED
     assert max(state.totals) >= 100 and state.winners == [state.totals.index(max(state.totals))]
+
+
+def test_F12_F13_F15_no_move_is_offered_where_the_servers_own_event_comes_next() -> None:
+    """A state at the version of a play or pass that ends the hand (F12 domino, F13 block) or
+    the match (F15 target), whose append goes on with `hand_ended`, names a seat to move
+    but offers it no move: the hand is over. Every other seat's move had its mover offered
+    moves. Walks every version of seeded matches, as a replay does."""
+    ends: Counter[str] = Counter()
+    offered = 0
+    for seed in range(12):
+        rng, shuffle = random.Random(seed), shuffles(seed)
+        state, log = create_game(players(2 + seed % 3), rules(50), shuffle, AT)
+        while state.status == "playing":
+            assert state.hand is not None and state.turn is not None
+            move = rng.choice(legal_moves(state.hand, state.turn))
+            log += make_move(state, state.turn, move, shuffle, AT)
+        for version in range(1, len(log)):
+            then, following = replay(log[:version]), log[version]
+            moves = {s: own(then, s)["legal_moves"] for s in range(then.seats)}
+            if following["type"] == ev.HAND_ENDED:
+                ends[following["data"]["ended_by"]] += 1
+                assert moves == {s: [] for s in moves}, (seed, version)
+            elif following["seat"] is not None and following["type"] != LEADER_DRAWN:
+                assert moves[following["seat"]], (seed, version)
+                offered += 1
+    assert {"domino", "target"} <= set(ends) and offered > 100

@@ -67,8 +67,10 @@ class FivesHand:
 
     @property
     def awaiting_server(self) -> bool:
-        """False: a hand's end and the next deal come with the move that ends it."""
-        return False
+        """Whether the hand's end comes next (F12 domino, F13 block): the append of the move
+        that ends it records it, so only a state at that move's version (a replay's) is
+        here, and it offers no move."""
+        return not all(self.tiles) or self.blocked
 
     def count_after(self, tile: Tile, end: str | None, expose: int | None) -> int:
         """Return the count once `tile` is played on `end` leaving `expose` (F9), without

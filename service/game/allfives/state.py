@@ -28,6 +28,12 @@ class FivesState(Match[FivesHand]):
         """The total that wins the match (F15)."""
         return int(self.rules["target"])
 
+    @property
+    def awaiting_server(self) -> bool:
+        """The hand's, or a play has reached the target: the match's end comes next (F15)."""
+        return super().awaiting_server or (self.status == "playing"
+                                           and max(self.totals) >= self.target)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FivesState:
         """Rebuild a state from `to_dict` output (a snapshot)."""
