@@ -346,3 +346,4 @@ def test_F12_F13_F15_no_move_is_offered_where_the_servers_own_event_comes_next()
                 assert moves[following["seat"]], (seed, version)
                 offered += 1
     assert {"domino", "target"} <= set(ends) and offered > 100
+    assert set(ends) == {"domino", "blocked", "target"}  # each way a hand ends, F12 F13 F15

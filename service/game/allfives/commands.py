@@ -71,7 +71,7 @@ def _play(state: FivesState, events: list[ev.Event], at: str | None, hand: Fives
     _record(state, events, at, ev.TILE_PLAYED, seat, {
         "tile": tile.text, "end": end, "expose": expose,
         "new_ends": hand.new_end_ids(tile, end), "points": points})
-    if points and state.totals[seat] >= state.target:
+    if points and state.target_reached:  # this play's points: no total was there before
         _record(state, events, at, ev.HAND_ENDED, None, _ended(hand, TARGET, seat,
                                                                [0] * hand.seats))
         _record(state, events, at, ev.GAME_ENDED, None,
@@ -84,7 +84,7 @@ def _end_hand(state: FivesState, events: list[ev.Event], at: str | None, hand: F
     else the next hand is dealt, led by the winner or the same leader (F5)."""
     winner, points = hand_points(hand.tiles)
     _record(state, events, at, ev.HAND_ENDED, None, _ended(hand, ended_by, winner, points))
-    if winner is not None and state.totals[winner] >= state.target:
+    if winner is not None and state.target_reached:  # F15, by the winner's points
         _record(state, events, at, ev.GAME_ENDED, None,
                 {"totals": list(state.totals), "winners": [winner]})
     else:

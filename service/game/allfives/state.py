@@ -29,10 +29,14 @@ class FivesState(Match[FivesHand]):
         return int(self.rules["target"])
 
     @property
+    def target_reached(self) -> bool:
+        """Whether a total has reached the target, which ends the match (F15)."""
+        return max(self.totals) >= self.target
+
+    @property
     def awaiting_server(self) -> bool:
         """The hand's, or a play has reached the target: the match's end comes next (F15)."""
-        return super().awaiting_server or (self.status == "playing"
-                                           and max(self.totals) >= self.target)
+        return super().awaiting_server or (self.status == "playing" and self.target_reached)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FivesState:
