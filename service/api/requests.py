@@ -92,7 +92,8 @@ def _has_body() -> bool:
 
 def raw_body() -> bytes:
     """Return the body's bytes: 413 past MAX_CONTENT_LENGTH, a chunked body too (which
-    werkzeug would cut there), 400 if the server cannot read it (a bad chunk size), 408 if
+    werkzeug would cut there), 400 if the server cannot read it (a bad chunk size) or it
+    ends short of its Content-Length, 408 if
     it does not arrive in time (the server's read deadline), and 501 for a transfer coding
     besides chunked (gzip, deflate), which nothing here decodes."""
     coding = request.environ.get("HTTP_TRANSFER_ENCODING")
@@ -102,19 +103,25 @@ def raw_body() -> bytes:
     try:
         raw = request.get_data(cache=True)
     except ClientDisconnected:
-        raise problems.BadRequest("the body ended before its Content-Length", errors=[
-            {"field": "body", "message": "cut short"}]) from None
+        raise _cut_short() from None
     except (HTTPException, problems.BodyTimeout):
         raise  # 413 for a Content-Length over the limit; 408 past the read deadline
     except Exception as error:  # the server's own framing errors, e.g. gunicorn's chunks
         raise problems.BadRequest(
             "the body could not be read", errors=[{"field": "body", "message": "unreadable"}]
         ) from error
+    if request.content_length is not None and len(raw) < request.content_length:
+        raise _cut_short()  # gunicorn's body just ends where the client stopped sending
     limit = request.max_content_length
     if limit is not None and len(raw) >= limit and request.content_length is None \
             and request.environ["wsgi.input"].read(1):
         raise RequestEntityTooLarge()
     return raw
+
+
+def _cut_short() -> problems.BadRequest:
+    return problems.BadRequest("the body ended before its Content-Length",
+                               errors=[{"field": "body", "message": "cut short"}])
 
 
 def _load(schema: Schema, raw: bytes) -> dict[str, Any]:

@@ -150,11 +150,16 @@ def test_healthz_answers_503_problem_json_when_redis_is_down():
         probe.ping()  # nothing was listening: the 503 is about Redis, not the app
 
 
-def raw_answer(base: str, request: bytes) -> tuple[int, dict[str, str], Any]:
-    """Send raw bytes to the server at `base`; return the status, headers and JSON answer."""
+def raw_answer(base: str, request: bytes, *, then_end: bool = False
+               ) -> tuple[int, dict[str, str], Any]:
+    """Send raw bytes to the server at `base` (`then_end`: and end the sending half of the
+    connection, as a client that went away does); return the status, headers and JSON
+    answer."""
     port = int(base.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(request)
+        if then_end:
+            sock.shutdown(socket.SHUT_WR)
         answer = http.client.HTTPResponse(sock)
         answer.begin()
         return answer.status, dict(answer.headers), json.loads(answer.read())
@@ -172,7 +177,9 @@ SLUGS = {400: "invalid-request", 413: "too-large", 414: "request-uri-too-long",
 
 def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
     """Requests refused before the app sees them (by gunicorn, its worker class being
-    `spinner serve`'s) or while it reads a chunked body answer like any other error."""
+    `spinner serve`'s) or while it reads a chunked body answer like any other error; so
+    does a body that ends, its connection's sending half closed, short of its Content-Length
+    (gunicorn hands the app what came, as if whole)."""
     base = serve(tmp_path / "var", own_redis_env()).url
     token = "tok_" + "x" * 9000
     create = b'{"players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}]}'
@@ -201,6 +208,10 @@ def test_what_gunicorn_itself_refuses_is_problem_json_too(serve, tmp_path):
         assert token not in json.dumps(body)
     small = post + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(create, 16)
     assert raw_answer(base, small)[0] == 201  # a chunked body within the limit is read whole
+    for missing in (1, 30):  # the whole JSON came, but less than its Content-Length said
+        cut = post + b"Content-Length: %d\r\n\r\n" % (len(create) + missing) + create
+        status, _, body = raw_answer(base, cut, then_end=True)
+        assert (status, body["errors"]) == (400, [{"field": "body", "message": "cut short"}])
 
 
 def test_answers_with_and_without_a_body_follow_each_other_on_one_connection(serve, tmp_path):
