@@ -76,7 +76,7 @@ def post_move(game_id: str) -> Response:
     """Submit a move for the caller's seat."""
     seat = caller_seat(game_id, required=True)
     assert seat is not None
-    if_match, key = req.if_match(), req.idempotency_key()
+    if_match, key = req.gather(req.if_match, req.idempotency_key)
     try:
         body = req.load_body(_move_in)
     except problems.BadRequest as refused:  # under a key, the key's first answer comes first

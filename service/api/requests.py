@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from flask import request
@@ -47,6 +48,23 @@ def number(text: str) -> int:
     """Return plain decimal `text` (see is_number) as an int, capped at MAX_SEQ."""
     digits = text.lstrip("0")
     return MAX_SEQ if len(digits) > len(str(MAX_SEQ)) else min(int(digits or "0"), MAX_SEQ)
+
+
+def gather(*reads: Callable[[], Any]) -> list[Any]:
+    """Return what each of `reads` (of headers or query parameters) reads, or one 400 that
+    names every bad field of them all, not only the first's."""
+    results, refusals = [], []
+    for read in reads:
+        try:
+            results.append(read())
+        except problems.BadRequest as refused:
+            refusals.append(refused)
+    if len(refusals) == 1:
+        raise refusals[0]
+    if refusals:
+        raise problems.BadRequest("some fields are invalid", errors=[
+            error for refused in refusals for error in refused.extra["errors"]])
+    return results
 
 
 def load_body(schema: Schema) -> dict[str, Any]:

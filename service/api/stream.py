@@ -4,6 +4,7 @@ stream tickets that open it without a header (a browser's EventSource)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
@@ -36,8 +37,8 @@ def stream(game_id: str) -> Response:
     reconnecting (it would reconnect to a 200 that ends, forever)."""
     seat = _stream_seat(game_id)
     keepalive = current_app.extensions["spinner"].settings.stream_keepalive_s
-    with_state = req.bool_arg(WITH_STATE)
-    followed = games().follow(game_id, seat, _resume_point(), keepalive, with_state)
+    resume, with_state = req.gather(_resume_point, partial(req.bool_arg, WITH_STATE))
+    followed = games().follow(game_id, seat, resume, keepalive, with_state)
     if followed is None:  # the match has ended and every event was sent
         return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -61,6 +61,20 @@ def test_a_missing_version_and_a_bad_after_say_the_range_too(client, game):
     assert after.json["errors"] == [{"field": "after", "message": "must be an integer >= 0"}]
 
 
+def test_every_bad_header_and_every_bad_query_parameter_is_named_in_one_400(client, game):
+    game_id, tokens, state = game
+    move = client.post(f"/v1/games/{game_id}/moves", json={"action": "draw"},
+                       headers={**auth(tokens[state["turn"]]), "If-Match": "12",
+                                "Idempotency-Key": ""})
+    assert move.status_code == 400
+    assert [error["field"] for error in move.json["errors"]] == ["If-Match", "Idempotency-Key"]
+    assert move.json["detail"] == "some fields are invalid"
+    stream = client.get(f"/v1/games/{game_id}/stream?after=-1&state=yes")
+    assert stream.status_code == 400
+    assert [error["field"] for error in stream.json["errors"]] == ["after", "state"]
+    assert client.get(f"/v1/games/{game_id}").json["version"] == state["version"]
+
+
 def test_a_number_of_the_wrong_type_says_the_range_of_its_field(client, game):
     game_id, tokens, state = game
     answer = client.post("/v1/games", json={"players": [{"name": "A", "kind": "human"}] * 2,
