@@ -32,9 +32,10 @@ class LifecycleError(ValueError):
 
 def deadline(state: Match[Any]) -> datetime | None:
     """When the human seat to move is timed out, or None: no clock in the rules, no human
-    seat to move, or no recorded time (an unsealed simulation)."""
+    seat to move (none while the server's own event comes next, as in an R9 search), or no
+    recorded time (an unsealed simulation)."""
     seconds, turn = state.rules.get("turn_seconds"), state.turn
-    if not seconds or turn is None or state.turn_at is None:
+    if not seconds or turn is None or state.turn_at is None or state.awaiting_server:
         return None
     if state.players[turn]["kind"] != "human":
         return None

@@ -74,8 +74,10 @@ class Match(Generic[H]):
     @property
     def awaiting_server(self) -> bool:
         """Whether the server's own event comes next, so no seat may move now (a state at
-        the version of a move whose append goes on: its hand's, see Hand.awaiting_server)."""
-        return self.hand is not None and self.hand.awaiting_server
+        the version of an event whose append goes on): the move made for a timed-out seat
+        (API.md "Turn clocks"), or its hand's (see Hand.awaiting_server)."""
+        return self.timing_out is not None \
+            or (self.hand is not None and self.hand.awaiting_server)
 
     def clone(self) -> Self:
         """Return an independent copy: what the fold changes in place (the hand, the scores,

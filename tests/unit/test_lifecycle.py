@@ -186,3 +186,25 @@ def test_the_audit_refuses_a_seat_left_of_a_seat_that_had_left() -> None:
         prev = sealed["hash"]
     finding = audit(chained)
     assert finding is not None and finding.seq == at + 2
+
+
+def test_no_move_nor_deadline_is_shown_where_the_servers_own_event_comes_next() -> None:
+    """At the version of `turn_timed_out` the move made for the seat follows in the same
+    append, and in an R9 search every draw is the server's: no seat is offered a move
+    there, and no clock runs ("while a human seat is to move")."""
+    state, events = new_game()
+    seat = state.turn
+    events += time_out(state, first_move(state), shuffles(40), stamp(10))
+    timed_out = replay(events[:-1])
+    assert timed_out.version == len(events) - 1 and timed_out.turn == seat
+    assert view(timed_out, seat)["legal_moves"] == []
+    assert view(timed_out, seat)["turn_deadline"] is None
+    assert view(replay(events), None)["turn_deadline"] == stamp(20)  # the next seat's clock
+    created = next(events for _, events in (create_game(
+        players(2), dict(CLOCK), shuffles(seed), stamp(0)) for seed in range(200))
+        if events[-1]["data"].get("reason") == "search" and events[-2]["type"] == ev.TILE_DRAWN)
+    mid_search = replay(created[:-1])  # the last draw of the search is still to come
+    assert mid_search.turn is not None
+    assert view(mid_search, mid_search.turn)["turn_deadline"] is None
+    assert view(mid_search, mid_search.turn)["legal_moves"] == []
+    assert view(replay(created), None)["turn_deadline"] == stamp(10)  # the opener's clock
