@@ -7,7 +7,7 @@ from typing import Any
 
 from service.game import events as ev
 from service.game.fairness import Shuffled, commitment
-from service.game.state import GameState
+from service.game.state import GameState, Match
 from service.game.state import record as _record
 from service.rules.errors import OutOfTurn
 from service.rules.hand import Hand
@@ -36,11 +36,16 @@ def create_game(players: list[dict[str, Any]], rules: dict[str, Any], shuffle: S
     return state, events
 
 
+def refuse_after_the_end(state: Match[Any]) -> None:
+    """Refuse any move once the match has ended, in either variant (R24)."""
+    if state.status != "playing":
+        raise OutOfTurn("R24", "the match has ended and accepts no more moves")
+
+
 def make_move(state: GameState, seat: int, move: Move, shuffle: Shuffle,
               at: str, *, sealed: bool = True) -> list[ev.Event]:
     """Check `move` for `seat`, record what follows from it, and return the new events."""
-    if state.status != "playing":
-        raise OutOfTurn("R24", "the match has ended and accepts no more moves")
+    refuse_after_the_end(state)
     hand = state.hand
     if hand is None or hand.turn is None or state.hand_over:  # state.turn is None, faster
         raise OutOfTurn("R4", "no seat is to move now")

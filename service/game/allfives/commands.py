@@ -10,7 +10,7 @@ from service.game.allfives.scoring import first_leader, hand_points, next_leader
 from service.game.allfives.state import LEADER_DRAWN, FivesState
 from service.game.allfives.state import record as _record
 from service.game.allfives.turns import check_move
-from service.game.commands import Shuffle
+from service.game.commands import Shuffle, refuse_after_the_end
 from service.game.fairness import Shuffled, commitment
 from service.rules.errors import OutOfTurn
 from service.rules.moves import Move
@@ -40,8 +40,7 @@ def create_game(players: list[dict[str, Any]], rules: dict[str, Any], shuffle: S
 def make_move(state: FivesState, seat: int, move: Move, shuffle: Shuffle,
               at: str, *, sealed: bool = True) -> list[ev.Event]:
     """Check `move` for `seat`, record what follows from it, and return the new events."""
-    if state.status != "playing":
-        raise OutOfTurn("F15", "the match has ended and accepts no more moves")
+    refuse_after_the_end(state)
     hand = state.hand
     if hand is None or state.hand_over:
         raise OutOfTurn("F2", "no seat is to move now")
