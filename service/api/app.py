@@ -21,6 +21,7 @@ from service.api import (
     problems,
     stream,
 )
+from service.api.open_streams import OpenStreams
 
 
 def create_app(config: dict[str, Any] | None = None, services: Services | None = None) -> Flask:
@@ -32,6 +33,8 @@ def create_app(config: dict[str, Any] | None = None, services: Services | None =
     services = services or build(Settings.from_env())
     app.config["MAX_CONTENT_LENGTH"] = services.settings.max_body_bytes
     app.extensions["spinner"] = services
+    app.extensions[stream.OPEN_STREAMS] = OpenStreams(services.settings.max_streams,
+                                                      services.settings.streams_per_client)
     app.url_map.merge_slashes = False  # `/v1//games` is no path of the API: 404, not a redirect
     app.before_request(_no_leading_double_slash)
     for blueprint in (games.bp, stream.bp, health.bp, observability.bp, pages.bp):

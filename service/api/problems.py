@@ -55,6 +55,8 @@ IdempotencyMismatch = _problem(422, "idempotency-key-reused",
                                "The Idempotency-Key was used with another body")
 TooManyRequests = _problem(429, "rate-limited", "Too many requests")
 TooManyAiGames = _problem(429, "too-many-ai-games", "Too many open games with AI seats")
+TooManyStreams = _problem(429, "too-many-streams", "Too many open streams for this client")
 UnknownCoding = _problem(501, "not-implemented", "The transfer coding is not supported")
 Unavailable = _problem(503, "store-unavailable", "The game store cannot be reached")
+StreamsFull = _problem(503, "streams-full", "The server holds as many streams as it may")
 

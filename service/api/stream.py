@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from service.api import requests as req
 from service.api.answers import BY_CALLER, answer, caller_seat, games, to_json
+from service.api.clients import asking_client
 from service.api.games import state_body
 from service.game import events as ev
 from service.usecases.following import Followed, Turn
@@ -24,6 +25,8 @@ WITH_STATE = "state"
 TURN_EVENT = "event: turn"
 STATE_EVENT = "event: state"
 KEEP_ALIVE = ": keep-alive\n\n"
+OPEN_STREAMS = "open_streams"
+"""The app's extension that counts its open streams (`open_streams.OpenStreams`)."""
 BATCH_BYTES = 64 * 1024
 """A batch of frames longer than this is sent in more than one chunk."""
 
@@ -41,9 +44,12 @@ def stream(game_id: str) -> Response:
     followed = games().follow(game_id, seat, resume, keepalive, with_state)
     if followed is None:  # the match has ended and every event was sent
         return current_app.response_class(status=204, headers={"Cache-Control": "no-cache"})
+    release = current_app.extensions[OPEN_STREAMS].admit(asking_client().id)
     headers = {**BY_CALLER, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return Response(stream_with_context(_batched(_frames(followed), with_state)),
-                    mimetype="text/event-stream", headers=headers)
+    response = Response(stream_with_context(_batched(_frames(followed), with_state)),
+                        mimetype="text/event-stream", headers=headers)
+    response.call_on_close(release)  # gunicorn closes it when the match ends or the client goes
+    return response
 
 
 @bp.post("/games/<game_id>/stream-tickets")

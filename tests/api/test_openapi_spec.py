@@ -122,9 +122,9 @@ def test_every_problem_type_in_the_spec_is_one_the_service_raises() -> None:
     documented = {(s["properties"]["type"]["const"], s["properties"]["status"]["const"])
                   for name, s in spec_dict()["components"]["schemas"].items()
                   if name.endswith("Problem") and name != "Problem"}
-    assert len(documented) == 23  # 415 unsupported-media-type, 403 restricted (/metrics),
+    assert len(documented) == 25  # 415 unsupported-media-type, 403 restricted (/metrics),
     # 408 request-timeout, 401 unknown-api-key, 429 too-many-ai-games, 405, gunicorn's
-    # 414 and 431, and 409 seat-left
+    # 414 and 431, 409 seat-left, 429 too-many-streams and 503 streams-full
     assert documented <= raised
 
 

@@ -20,6 +20,7 @@ from service.api.app import create_app
 from tests.api.contract import ContractClient, assert_fits_stream, stream_frames
 from tests.api.driver import auth, create
 from tests.api.test_hostile import fresh_window
+from tests.api.test_quotas import sha256
 from tests.unit.test_usecases import first_legal
 from tests.workers import wait_until
 
@@ -329,3 +330,33 @@ def test_a_stream_asks_for_state_frames_with_true_or_false_only(app, client):
     plain = Listener(app, f"/v1/games/{game_id}/stream?state=false", auth(tokens[0]))
     plain.wait_for_turns(1)
     assert "event: state" not in plain.stop()  # as without the parameter
+
+
+def test_streams_are_capped_by_client_and_by_process_and_a_closed_one_frees_its_place(
+        redis_url, redis_client):
+    """A process holds at most MAX_STREAMS streams and a client (an API key's, else an
+    address's) STREAMS_PER_CLIENT of them: many held open cannot take every connection."""
+    key = "k3y-0f-a-back-end"
+    settings = Settings(redis_url=redis_url, api_keys=f"backend:{sha256(key)}", max_streams=3,
+                        streams_per_client=2, stream_keepalive_s=0.2,
+                        rate_limit_per_token=0, rate_limit_per_address=0)
+    app = create_app({"TESTING": True}, services=build(settings))
+    client = ContractClient(app.test_client())
+    game_id, tokens = create(client, seats=2, seed=5)
+    path = f"/v1/games/{game_id}/stream"
+    held = [Listener(app, path), Listener(app, path, auth(tokens[0]))]  # one address's two
+    for listener in held:
+        listener.wait_for_turns(1)
+    refused = client.get(path, headers=auth(tokens[1]))  # a token is no other client
+    assert (refused.status_code, refused.json["type"]) == (429, "/problems/too-many-streams")
+    assert refused.headers["Retry-After"] == "5"
+    held.append(Listener(app, path, {"X-Api-Key": key}))  # another client: the third
+    held[-1].wait_for_turns(1)
+    full = client.get(path, headers={"X-Api-Key": key})
+    assert (full.status_code, full.json["type"]) == (503, "/problems/streams-full")
+    held.pop(0).stop()  # its place is free once it closes
+    again = Listener(app, path)
+    again.wait_for_turns(1)
+    assert again.status == 200 and [listener.status for listener in held] == [200, 200]
+    for listener in [*held, again]:
+        listener.stop()
