@@ -45,7 +45,7 @@ class Settings:
     stream_ticket_ttl_s: float = 60.0  # a stream ticket opens its game's stream this long
     max_streams: int = 750  # streams an API process holds open at once, of its 1,000
     # connections: the rest stay free for every other request (0: no cap)
-    streams_per_client: int = 250  # streams one client (an API key, else an address) holds
+    streams_per_client: int = 500  # streams one client (an API key, else an address) holds
     # open on one API process (0: no cap)
     max_body_bytes: int = 64 * 1024
     gzip_min_bytes: int = 1024  # answers this long or longer are gzipped for clients that
