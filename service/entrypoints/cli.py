@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from service.entrypoints.redis_server import RedisServer
 
 GRACEFUL_TIMEOUT_S = 10  # in-flight requests and AI turns get this long to finish on Ctrl-C
+LOCK_WAIT_S = 15.0
+"""How long `spinner serve` waits for its data dir's lock: a serve killed just before may
+leave its redis-server stopping (flushing its append-only file) for a few seconds."""
 
 
 API_CONNECTIONS = 1000
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--api-workers", type=int, default=default_api_workers())
     worker = commands.add_parser("worker", help="run one rq worker for AI turns")
     worker.add_argument("--fast-only", action="store_true",
-                        help="take only greedy and random AI turns (the fast lane)")
+                        help="take only greedy and random AI turns (the fast lane), no notifications")
     verify = commands.add_parser("verify", help="check an exported game log offline")
     verify.add_argument("file", type=Path)
     args = parser.parse_args(argv)
@@ -92,20 +95,31 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
 
     The workers, gunicorn and redis-server run in process groups of their own: a terminal's
     Ctrl-C reaches only this process, which stops the workers and gunicorn gracefully, then Redis.
+    If this process is killed, they get SIGTERM (all are started from its main thread). The
+    data dir is locked for as long as this process or its redis-server runs: a second serve
+    on it waits LOCK_WAIT_S for the lock, then gives up, so two redis-servers never write
+    one append-only file.
     """
     from service.entrypoints.redis_server import RedisServer
 
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    lock = processes.claim(data_dir / "serve.lock", LOCK_WAIT_S)
+    if lock is None:
+        print(f"spinner: {data_dir} is in use by another spinner serve (or by its redis-server, "
+              "still stopping)", file=sys.stderr)
+        return 1
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(_fresh_dir(data_dir / "metrics"))}
-    redis_server = None if Settings.from_env().redis_url else RedisServer(data_dir / "redis")
+    tie = processes.dies_with_this_process()
+    redis_server = None if Settings.from_env().redis_url else RedisServer(
+        data_dir / "redis", preexec_fn=tie, pass_fds=(lock.fileno(),))  # it holds the lock too
     stop = _stop_event()
     children: dict[str, subprocess.Popen[bytes]] = {}
     worker = [sys.executable, "-m", "service.entrypoints.cli", "worker"]
     restarts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
-        "worker": lambda: subprocess.Popen(worker, env=env, process_group=0),
+        "worker": lambda: subprocess.Popen(worker, env=env, process_group=0, preexec_fn=tie),
         "fast worker": lambda: subprocess.Popen([*worker, "--fast-only"], env=env,
-                                                process_group=0)}
+                                                process_group=0, preexec_fn=tie)}
     try:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
@@ -115,7 +129,8 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
         children["worker"] = restarts["worker"]()
         children["fast worker"] = restarts["fast worker"]()
         children["gunicorn"] = subprocess.Popen(
-            _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0)
+            _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0,
+            preexec_fn=tie)
         print(f"spinner: API on http://{host}:{port}/v1 (Ctrl-C stops everything)")
         return _supervise(children, stop, restarts)
     finally:

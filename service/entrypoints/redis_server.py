@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
@@ -49,11 +49,13 @@ class RedisServer:
     at a `maxmemory` it refuses writes (noeviction) rather than evict a game."""
 
     def __init__(self, data_dir: Path, port: int = 0, appendonly: bool = True,
-                 extra_args: Sequence[str] = ()) -> None:
+                 extra_args: Sequence[str] = (), preexec_fn: Callable[[], None] | None = None,
+                 pass_fds: Sequence[int] = ()) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.appendonly = appendonly
         self.extra_args = list(extra_args)  # more redis-server options, e.g. cluster mode
+        self.preexec_fn, self.pass_fds = preexec_fn, tuple(pass_fds)  # as subprocess.Popen's
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -94,7 +96,7 @@ class RedisServer:
         self._log = self.log_path.open("ab")
         self._process = subprocess.Popen(  # own process group: a terminal's Ctrl-C spares it
             command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            process_group=0)
+            process_group=0, preexec_fn=self.preexec_fn, pass_fds=self.pass_fds)
         return self._process
 
     def stop(self) -> None:

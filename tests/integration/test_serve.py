@@ -20,6 +20,7 @@ import redis
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
+from service.entrypoints.cli import LOCK_WAIT_S
 from service.entrypoints.redis_server import RedisServer, free_port
 from tests.support.serve import (
     HUMAN,
@@ -111,6 +112,29 @@ def test_serve_stops_everything_when_a_child_dies(serve, tmp_path):
         assert running.process.wait(timeout=STOP_TIMEOUT_S) == 1
     assert "the gunicorn exited" in running.log.read_text()
     assert not [command for p, (_, command) in tree.items() if alive(p)]
+
+
+def test_a_killed_serve_takes_its_children_along_and_no_data_dir_is_served_twice(
+        serve, tmp_path):
+    """While a serve (or its redis-server) runs, another on its data dir gives up: two
+    redis-servers would write one append-only file. kill -9 of serve alone, whose children
+    have process groups of their own, still stops them all; then a serve starts on it."""
+    first = serve(tmp_path / "var", own_redis_env())
+    status, _, created = call("POST", f"{first.url}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bob", "kind": "human"}]})
+    assert status == 201
+    second = serve(tmp_path / "var", own_redis_env(), healthy=False)
+    assert second.process.wait(timeout=LOCK_WAIT_S + STOP_TIMEOUT_S) == 1
+    assert "is in use by another spinner serve" in second.log.read_text()
+    assert "redis-server on" not in second.log.read_text()  # it started nothing
+    tree = process_tree(first.process.pid)
+    assert len(tree) >= 4  # redis-server, two workers, gunicorn (and its workers)
+    first.process.kill()
+    assert wait_until(lambda: not [p for p in tree if alive(p)], STOP_TIMEOUT_S)
+    third = serve(tmp_path / "var", own_redis_env())
+    status, _, state = call("GET", f"{third.url}/v1/games/{created['game_id']}")
+    assert (status, state["version"]) == (200, created["version"])
+    assert third.ctrl_c()[0] == 0
 
 
 def child_pid(running: Serve, part: str) -> int | None:
