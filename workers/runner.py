@@ -27,8 +27,10 @@ COMMANDS_WAKE_S = 1.0
 
 
 class TurnWorker(SimpleWorker):
-    """rq's in-process worker of some lanes (the fast one first), then of the notifications
-    (webhook deliveries), that, every `every_s` seconds (idle too: it waits for a job no
+    """rq's in-process worker of some lanes (the fast one first), then, unless it works the
+    fast lane alone, of the notifications (webhook deliveries: a receiver that does not
+    answer holds a delivery job up for seconds, which no greedy or random reply, nor a
+    turn clock, may wait behind), that, every `every_s` seconds (idle too: it waits for a job no
     longer than that), starts rq's scheduler process again if it died (it dies on a Redis
     error, and retries wait on it), sweeps the queues for lost AI turns, queues the deferred
     turns that fit under their clients' caps (`drain`) and a drain of the notifications left
@@ -42,8 +44,9 @@ class TurnWorker(SimpleWorker):
                  outbox: Callable[[], bool] = lambda: False) -> None:
         self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
         queues = [turns.lanes[lane] for lane in lanes]
-        super().__init__([*queues, Queue(NOTIFICATIONS, connection=turns.connection)],
-                         connection=turns.connection)
+        if tuple(lanes) != (FAST,):
+            queues.append(Queue(NOTIFICATIONS, connection=turns.connection))
+        super().__init__(queues, connection=turns.connection)
         self.turns = turns
         self.drain = drain
         self.outbox = outbox
@@ -101,7 +104,8 @@ def _running(scheduler: RQScheduler) -> bool:
 
 
 def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT)) -> None:
-    """Work the AI turn queues of `lanes`, then the notifications, until told to stop."""
+    """Work the AI turn queues of `lanes`, then (unless the fast lane alone) the
+    notifications, until told to stop."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     wait_for_redis(connection)

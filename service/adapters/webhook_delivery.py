@@ -5,12 +5,15 @@ A `Delivery` makes the tries of one drain (or one retry): it reads each game's U
 secret once, resolves each URL once, keeps one connection open to each receiver, and does
 not try again, within it, a receiver that gave no answer (its notifications go to their
 retries at once, so one receiver that hangs holds a drain up for one timeout, not one a
-notification). The secret stays in the game's meta: no log line or error holds it."""
+notification), and tries the receivers at once, each in a thread (so many that hang hold it
+up for one timeout too). The secret stays in the game's meta: no log line or error holds
+it."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -24,6 +27,8 @@ from service.adapters.webhook_targets import Refused, Target, resolve
 TIMEOUT_S = 5.0
 """A try that has no connection, or no answer's head, within this long failed (API.md)."""
 USER_AGENT = "spinner-dominoes-webhooks/1"
+RECEIVERS_AT_ONCE = 32
+"""Receivers a delivery tries at once, each in a thread of its own."""
 
 
 Notification = tuple[str, str, str, float]
@@ -67,8 +72,9 @@ class Delivery:
     def attempt_all(self, notifications: Sequence[Notification]
                     ) -> list[tuple[Notification, DeliveryFailed]]:
         """Try each notification (game id, webhook-id, payload, made at), those to one
-        receiver in order and together (`Channel.post_all`); return those that failed,
-        each with why."""
+        receiver in order and together (`Channel.post_all`), up to RECEIVERS_AT_ONCE
+        receivers at once (so receivers that give no answer hold it up for one timeout, not
+        one each); return those that failed, each with why."""
         failed: list[tuple[Notification, DeliveryFailed]] = []
         by_target: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
         for notification in notifications:
@@ -79,8 +85,11 @@ class Delivery:
                 continue
             if found is not None:
                 by_target.setdefault(found[0], []).append((notification, found[1]))
-        for target, signed in by_target.items():
-            failed += self._post_all(target, signed)
+        if len(by_target) == 1:
+            return failed + self._post_all(*next(iter(by_target.items())))
+        with ThreadPoolExecutor(min(len(by_target), RECEIVERS_AT_ONCE)) as pool:
+            for outcome in pool.map(lambda item: self._post_all(*item), by_target.items()):
+                failed += outcome
         return failed
 
     def _signed(self, notification: Notification) -> tuple[Target, dict[str, str]] | None:

@@ -7,6 +7,7 @@ and one that resolves to a private address at delivery is not called."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -22,16 +23,19 @@ from rq.job import Job, JobStatus
 from standardwebhooks.webhooks import Webhook
 
 from service.adapters import webhook_delivery, webhooks
-from service.adapters.bootstrap import build
+from service.adapters.bootstrap import build, connect
 from service.adapters.outbox import DRAIN, OUTBOX, TRYING
 from service.adapters.settings import Settings
+from service.adapters.turn_queue import RqTurnQueue
 from service.adapters.webhook_delivery import DeliveryFailed
 from service.adapters.webhooks import QUEUE_NAME
 from service.api.app import create_app
+from service.usecases.ai_turns import FAST
 from tests.api.contract import ContractClient
 from tests.api.driver import auth
 from tests.support.webhook_receiver import Receiver
 from tests.workers import WorkerProcess, wait_until
+from workers.runner import TurnWorker
 
 TILE = re.compile(r"\b[0-9S]-[0-9S]\b")
 BODY_KEYS = {"turn": {"type", "game_id", "version", "seat", "turn_deadline"},
@@ -326,6 +330,32 @@ def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
                for game in [*held, answered]]
     assert [Job.exists(job_id, connection=redis_client) for job_id in retried] == [
         True, True, False]  # both held ones have their retries, the delivered one none
+
+
+def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
+        redis_url, redis_client, monkeypatch):
+    """A drain tries its receivers at once: eight that never answer are all tried before
+    the first of their tries has timed out (one after another, each would come a timeout
+    after the one before), and one that answers gets its notification in the same drain."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 2.0)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url)
+    with contextlib.ExitStack() as receivers:
+        hanging = [receivers.enter_context(Receiver(hang=True)) for _ in range(8)]
+        answering = receivers.enter_context(Receiver())
+        for seed, receiver in enumerate([*hanging, answering]):
+            create(client, receiver.url(), seed=seed)
+        assert notifier.drain() == 9
+        arrivals = [receiver.received[0].at for receiver in hanging]
+        assert max(arrivals) - min(arrivals) < webhook_delivery.TIMEOUT_S
+        assert len(answering.bodies("turn")) == 1
+
+
+def test_the_worker_of_the_fast_lane_alone_takes_no_notifications(redis_url, redis_client):
+    """A delivery can wait seconds on a receiver: no greedy or random reply, nor a turn
+    clock, waits behind one (`spinner serve` runs such a worker beside the other)."""
+    turns = RqTurnQueue(connect(redis_url), Settings(redis_url=redis_url))
+    assert QUEUE_NAME not in TurnWorker(turns, 1.0, (FAST,)).queue_names()
+    assert QUEUE_NAME in TurnWorker(turns, 1.0).queue_names()
 
 
 def test_a_creations_notification_enters_the_outbox_in_its_own_script(

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -17,12 +18,13 @@ HANG_S = 30.0
 
 @dataclass(frozen=True)
 class Received:
-    """One request as it arrived: its path, headers, body and the sender's port."""
+    """One request as it arrived: its path, headers, body, the sender's port and when."""
 
     path: str
     headers: dict[str, str]
     body: str
     port: int = 0
+    at: float = field(default_factory=time.monotonic)
 
     @property
     def json(self) -> Any:
