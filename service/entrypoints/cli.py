@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--api-workers", type=int, default=default_api_workers())
     worker = commands.add_parser("worker", help="run one rq worker for AI turns")
     worker.add_argument("--fast-only", action="store_true",
-                        help="take only greedy and random AI turns (the fast lane), no notifications")
+                        help="take only greedy and random AI turns (the fast lane), "
+                             "no notifications")
     verify = commands.add_parser("verify", help="check an exported game log offline")
     verify.add_argument("file", type=Path)
     args = parser.parse_args(argv)
