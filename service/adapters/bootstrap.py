@@ -62,20 +62,30 @@ command in flight, and a gevent API process serves up to 1000 connections at onc
 stream waiting on Redis in each."""
 
 
-def connect(url: str) -> redis.Redis:
-    """Return a client for `url` that gives up fast when Redis is down (then: 503)."""
-    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10,
+STORE_TIMEOUT_S = 3.0
+"""How long the store's client waits for a reply (an fsync-always append takes
+milliseconds): a Redis that accepts but does not answer (stopped, partitioned) gets 503 after
+this, once; a command that timed out is not sent again, a lost connection is."""
+
+
+def connect(url: str, socket_timeout: float = 10.0,
+            retried: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
+            ) -> redis.Redis:
+    """Return a client for `url` that gives up fast when Redis is down (then: 503), retrying
+    a command twice on the `retried` errors."""
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=socket_timeout,
                                 max_connections=REDIS_CONNECTIONS,
-                                retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2))
+                                retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2,
+                                            supported_errors=retried))
 
 
 def connect_store(url: str) -> redis.Redis:
     """Return the store's client: for `redis+cluster://host:port` (any one node) a Redis
     Cluster client, which connects at once to learn the slot map; else `connect(url)`."""
     if not url.startswith(CLUSTER_SCHEME):
-        return connect(url)
+        return connect(url, STORE_TIMEOUT_S, (redis.ConnectionError,))
     cluster = RedisCluster.from_url("redis://" + url.removeprefix(CLUSTER_SCHEME),
-                                    socket_connect_timeout=2, socket_timeout=10,
+                                    socket_connect_timeout=2, socket_timeout=STORE_TIMEOUT_S,
                                     max_connections=REDIS_CONNECTIONS)
     return cluster  # type: ignore[return-value]  # the store uses the commands both share
 

@@ -229,7 +229,7 @@ ABORT_LUA: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 """
 
-BLOCK_SLICE_MS: Final = 1000  # well below the 10 s socket timeout of bootstrap.connect
+BLOCK_SLICE_MS: Final = 1000  # well below the store client's bootstrap.STORE_TIMEOUT_S
 
 NOT_NOW: Final = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError,
                   SlotNotCoveredError, ReadOnlyError, OutOfMemoryError)

@@ -4,6 +4,9 @@ while the store cannot take writes or the queue's Redis is down, naming which.""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,11 +14,11 @@ import pytest
 import redis
 from redis import exceptions as rx
 
-from service.adapters.bootstrap import Services, build
+from service.adapters.bootstrap import STORE_TIMEOUT_S, Services, build
 from service.adapters.redis_store import RedisEventStore
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entrypoints.redis_server import free_port
+from service.entrypoints.redis_server import RedisServer, free_port
 from tests.api.contract import ContractClient
 from tests.api.driver import auth, create
 
@@ -149,3 +152,23 @@ def test_a_redis_out_of_memory_fails_healthz_and_answers_503(
     assert "store" in answer.json["detail"]
     assert_unavailable(client.post(f"/v1/games/{game_id}/moves", json=move, headers=auth(token)))
     assert_unavailable(client.post("/v1/games", json=BODY))
+
+
+def test_a_redis_that_stops_answering_gets_503_after_one_timeout_not_three(tmp_path):
+    """A Redis that keeps its connections but answers nothing (SIGSTOP: a hung host, a
+    partition) is waited on for STORE_TIMEOUT_S once: a command that timed out may have run,
+    and is not sent again (a lost connection is)."""
+    with RedisServer(tmp_path / "redis") as server:
+        client = ContractClient(create_app({"TESTING": True}, services=build(
+            Settings(redis_url=server.url, rate_limit_per_address=0))).test_client())
+        game_id, _ = create(client, seats=2)
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            answer = client.get(f"/v1/games/{game_id}")
+            waited = time.monotonic() - started
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert_unavailable(answer)
+        assert STORE_TIMEOUT_S <= waited < 2 * STORE_TIMEOUT_S  # retried, it would be 3 times
+        assert client.get(f"/v1/games/{game_id}").status_code == 200
