@@ -49,7 +49,11 @@ def public(address: str) -> bool:
 def resolve(url: str, allow_private: bool = False) -> Target:
     """Return the target of a notification URL, resolved now; Refused if it is not `https`
     (`http` too with `allow_private`), names no host, or its host resolves to an address
-    that is not public (unless `allow_private`)."""
+    that is not public (unless `allow_private`); or if it holds what a request line cannot
+    (a space, a control or a non-ASCII character: percent-encode it), or port 0."""
+    if not url.isascii() or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in url):
+        raise Refused("the URL must be ASCII, with no space or control character "
+                      "(percent-encode them)")
     parts = urlsplit(url)
     schemes = ("https", "http") if allow_private else ("https",)
     if parts.scheme not in schemes:
@@ -57,9 +61,11 @@ def resolve(url: str, allow_private: bool = False) -> Target:
     if not parts.hostname or parts.username is not None or parts.password is not None:
         raise Refused("the URL must name a host, and no user or password")
     try:
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
+        port = DEFAULT_PORTS[parts.scheme] if parts.port is None else parts.port
     except ValueError:
         raise Refused("the URL's port is not a port number") from None
+    if port == 0:
+        raise Refused("the URL's port is not a port number")
     address = _checked_address(parts.hostname, port, allow_private)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(parts.scheme, parts.hostname, port, path, address)

@@ -215,7 +215,11 @@ def test_a_receiver_that_never_answers_slows_no_move(client, worker):
                                  "https://localhost/x", "https://10.1.2.3/x",
                                  "https://[::ffff:192.168.0.1]/x", "https://169.254.169.254/",
                                  "https://[2002:7f00:1::]/x",  # 6to4, carrying 127.0.0.1
-                                 "ftp://example.com/x"])
+                                 "ftp://example.com/x",
+                                 # public, but no request line can carry them as they are
+                                 "https://1.1.1.1/a b", "https://1.1.1.1/a\r\nX-Injected: 1",
+                                 "https://1.1.1.1/a\u0000b", "https://1.1.1.1/\u00e9",
+                                 "https://1.1.1.1:0/"])
 def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, url):
     refused = ContractClient(client_of(redis_url, allow_private=False)).post("/v1/games", json={
         "players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}],
