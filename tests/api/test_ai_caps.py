@@ -13,7 +13,7 @@ from service.adapters.bootstrap import Services
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import QUEUE_NAME
 from service.usecases.clients import Client
-from tests.api.driver import create
+from tests.api.driver import auth, create
 
 EXPERTS = [{"name": f"E{s}", "kind": "ai", "level": "expert"} for s in range(8)]
 FLOOD = {"players": EXPERTS, "rules": {"hands": 10}}
@@ -85,3 +85,24 @@ def test_a_turn_past_the_queued_cap_is_deferred_and_a_read_does_not_queue_it(
     assert services.games.drain_deferred() == 1  # the sweep's drain
     assert len(queue.job_ids) == 2 and second in queue.job_ids[1]
     assert not redis_client.exists("ai-caps:{addr:127.0.0.1}:deferred")
+
+
+def test_a_leave_counts_its_game_among_the_open_ai_games_and_is_refused_past_the_cap(client):
+    """Leaving makes a game of humans one with an AI seat: it counts as a creation with one
+    does, so leaves cannot run more AI games than the cap (429, nothing appended)."""
+    for _ in range(3):
+        create(client, seats=2, ai={1: "greedy"})
+    game_id, tokens = create(client, seats=2)
+    left = client.post(f"/v1/games/{game_id}/leave", json={"replace_with": "expert"},
+                       headers=auth(tokens[0]))
+    assert left.status_code == 200  # the fourth open AI game: at the cap, not past it
+    other, others = create(client, seats=2)
+    before = client.get(f"/v1/games/{other}").json["version"]
+    refused = client.post(f"/v1/games/{other}/leave", json={"replace_with": "expert"},
+                          headers=auth(others[0]))
+    assert (refused.status_code, refused.json["type"]) == (429, "/problems/too-many-ai-games")
+    after = client.get(f"/v1/games/{other}").json
+    assert after["version"] == before and after["players"][0]["kind"] == "human"
+    again = client.post(f"/v1/games/{game_id}/leave", json={"replace_with": "greedy"},
+                        headers=auth(tokens[1]))
+    assert again.status_code == 200  # a game counted already is not counted again
