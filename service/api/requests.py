@@ -111,9 +111,9 @@ def _has_body() -> bool:
 def raw_body() -> bytes:
     """Return the body's bytes: 413 past MAX_CONTENT_LENGTH, a chunked body too (which
     werkzeug would cut there), 400 if the server cannot read it (a bad chunk size) or it
-    ends short of its Content-Length, 408 if
-    it does not arrive in time (the server's read deadline), and 501 for a transfer coding
-    besides chunked (gzip, deflate), which nothing here decodes."""
+    ends short of its Content-Length, 408 if it does not arrive in time (the server's read
+    deadline), and 501 for a transfer coding besides chunked (gzip, deflate), which nothing
+    here decodes."""
     coding = request.environ.get("HTTP_TRANSFER_ENCODING")
     if coding is not None and [c.strip(" \t").lower() for c in coding.split(",")] != ["chunked"]:
         raise problems.UnknownCoding(f"the transfer coding {coding!r} is not supported; "
