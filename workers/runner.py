@@ -75,13 +75,17 @@ class TurnWorker(SimpleWorker):
                 or super().should_run_maintenance_tasks)
 
     def run_maintenance_tasks(self) -> None:
-        """Start rq's scheduler again if it died, run rq's maintenance if due, queue again
-        the AI turns whose job is lost, and a drain of notifications whose drain is lost."""
+        """Start rq's scheduler if none serves this worker's queues, run rq's maintenance if
+        due, queue again the AI turns whose job is lost, and a drain of notifications whose
+        drain is lost."""
         if super().should_run_maintenance_tasks:
             super().run_maintenance_tasks()  # it starts a dead scheduler again, too
         elif self.scheduler is not None and not _running(self.scheduler):
-            log.warning("rq's scheduler died: starting it again")
-            self.scheduler.acquire_locks(auto_start=True)  # as rq's maintenance does
+            # as rq's maintenance does: none starts while another worker's serves the queues
+            self.scheduler.acquire_locks(auto_start=True)
+            if _running(self.scheduler):
+                log.warning("rq's scheduler was not running (it died, or the one that served "
+                            "these queues did): started it")
         self.swept_at = time.monotonic()
         try:
             requeued = self.turns.sweep()
