@@ -8,6 +8,7 @@ elsewhere a moment later (DNS rebinding) is not called there."""
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -29,6 +30,10 @@ class Target:
     port: int
     path: str
     address: str
+
+
+BRACKETED = re.compile(r"\[[^\]]+\](:[0-9]*)?")
+"""A URL's host and port when the host is an IPv6 address: `[::1]` or `[::1]:8443`."""
 
 
 def public(address: str) -> bool:
@@ -54,11 +59,19 @@ def resolve(url: str, allow_private: bool = False) -> Target:
     if not url.isascii() or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in url):
         raise Refused("the URL must be ASCII, with no space or control character "
                       "(percent-encode them)")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:  # e.g. an IPv6 host with a bracket missing
+        raise Refused("the URL cannot be read: check its host") from None
+    netloc = parts.netloc.rpartition("@")[2]
+    if netloc.startswith("[") and not BRACKETED.fullmatch(netloc):  # `[::1]x` is no host
+        raise Refused("the URL cannot be read: check its host")
     schemes = ("https", "http") if allow_private else ("https",)
     if parts.scheme not in schemes:
         raise Refused(f"the URL must be {' or '.join(schemes)}")
-    if not parts.hostname or parts.username is not None or parts.password is not None:
+    if not hostname or parts.username is not None or parts.password is not None \
+            or "[" in hostname or "]" in hostname:
         raise Refused("the URL must name a host, and no user or password")
     try:
         port = DEFAULT_PORTS[parts.scheme] if parts.port is None else parts.port
@@ -66,9 +79,9 @@ def resolve(url: str, allow_private: bool = False) -> Target:
         raise Refused("the URL's port is not a port number") from None
     if port == 0:
         raise Refused("the URL's port is not a port number")
-    address = _checked_address(parts.hostname, port, allow_private)
+    address = _checked_address(hostname, port, allow_private)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return Target(parts.scheme, parts.hostname, port, path, address)
+    return Target(parts.scheme, hostname, port, path, address)
 
 
 def _checked_address(host: str, port: int, allow_private: bool) -> str:

@@ -219,7 +219,10 @@ def test_a_receiver_that_never_answers_slows_no_move(client, worker):
                                  # public, but no request line can carry them as they are
                                  "https://1.1.1.1/a b", "https://1.1.1.1/a\r\nX-Injected: 1",
                                  "https://1.1.1.1/a\u0000b", "https://1.1.1.1/\u00e9",
-                                 "https://1.1.1.1:0/"])
+                                 "https://1.1.1.1:0/",
+                                 # brackets that make no IPv6 host (these were a 500)
+                                 "https://[::1/x", "https://example.com]/x", "https://]/x",
+                                 "https://[2606:4700::1111]x/"])
 def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, url):
     refused = ContractClient(client_of(redis_url, allow_private=False)).post("/v1/games", json={
         "players": [{"name": "A", "kind": "human"}, {"name": "B", "kind": "human"}],
