@@ -27,10 +27,10 @@ COMMANDS_WAKE_S = 1.0
 
 
 class TurnWorker(SimpleWorker):
-    """rq's in-process worker of some lanes (the fast one first), then, unless it works the
-    fast lane alone, of the notifications (webhook deliveries: a receiver that does not
-    answer holds a delivery job up for seconds, which no greedy or random reply, nor a
-    turn clock, may wait behind), that, every `every_s` seconds (idle too: it waits for a job no
+    """rq's in-process worker of some lanes (the fast one first), then, with
+    `notifications`, of the notifications (webhook deliveries: a receiver that does not
+    answer holds a delivery job up for seconds, which is why `spinner serve` gives them a
+    worker of their own), that, every `every_s` seconds (idle too: it waits for a job no
     longer than that), starts rq's scheduler process again if it died (it dies on a Redis
     error, and retries wait on it), sweeps the queues for lost AI turns, queues the deferred
     turns that fit under their clients' caps (`drain`) and a drain of the notifications left
@@ -41,10 +41,10 @@ class TurnWorker(SimpleWorker):
 
     def __init__(self, turns: RqTurnQueue, every_s: float, lanes: Sequence[str] = (FAST, EXPERT),
                  drain: Callable[[], int] = lambda: 0,
-                 outbox: Callable[[], bool] = lambda: False) -> None:
+                 outbox: Callable[[], bool] = lambda: False, notifications: bool = True) -> None:
         self.every_s = every_s  # first: rq's __init__ reads dequeue_timeout
         queues = [turns.lanes[lane] for lane in lanes]
-        if tuple(lanes) != (FAST,):
+        if notifications:
             queues.append(Queue(NOTIFICATIONS, connection=turns.connection))
         super().__init__(queues, connection=turns.connection)
         self.turns = turns
@@ -107,16 +107,17 @@ def _running(scheduler: RQScheduler) -> bool:
     return scheduler._process is not None and scheduler._process.is_alive()
 
 
-def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT)) -> None:
-    """Work the AI turn queues of `lanes`, then (unless the fast lane alone) the
-    notifications, until told to stop."""
+def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT),
+         notifications: bool = True) -> None:
+    """Work the AI turn queues of `lanes`, then (with `notifications`) the notifications,
+    until told to stop."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     wait_for_redis(connection)
     turns = RqTurnQueue(connection, settings)
     TurnWorker(turns, settings.ai_sweep_every_s, lanes,
                lambda: services().games.drain_deferred(),
-               lambda: services().notifier.sweep()).work(with_scheduler=True)
+               lambda: services().notifier.sweep(), notifications).work(with_scheduler=True)
 
 
 def wait_for_redis(connection: redis.Redis) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -26,6 +27,10 @@ LOCK_WAIT_S = 15.0
 leave its redis-server stopping (flushing its append-only file) for a few seconds."""
 
 
+WORKERS = {"worker": "--ai-only", "fast worker": "--fast-only", "notifier": "--notifications-only"}
+"""The workers `spinner serve` runs, by name: a greedy or random reply never waits behind an
+expert's search, and no AI turn behind a notification's delivery (a receiver may take
+seconds to answer, or never)."""
 API_CONNECTIONS = 1000
 """Connections each API process serves at once (gevent), open streams (SSE) included."""
 API_WORKER_CLASS = "service.entrypoints.gunicorn_worker.ProblemWorker"
@@ -43,22 +48,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="spinner", description="Spinner Dominoes service")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve",
-                                help="run Redis (unless REDIS_URL), two workers and the API")
+                                help="run Redis (unless REDIS_URL), three workers and the API")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--data-dir", type=Path, default=Path("./var"))
     serve.add_argument("--api-workers", type=int, default=default_api_workers())
-    worker = commands.add_parser("worker", help="run one rq worker for AI turns")
-    worker.add_argument("--fast-only", action="store_true",
-                        help="take only greedy and random AI turns (the fast lane), "
-                             "no notifications")
+    worker = commands.add_parser("worker", help="run one rq worker for AI turns and "
+                                 "notifications")
+    takes = worker.add_mutually_exclusive_group()
+    takes.add_argument("--fast-only", action="store_true",
+                       help="take only greedy and random AI turns (the fast lane)")
+    takes.add_argument("--ai-only", action="store_true", help="take AI turns, no notifications")
+    takes.add_argument("--notifications-only", action="store_true",
+                       help="take only notifications (webhook deliveries)")
     verify = commands.add_parser("verify", help="check an exported game log offline")
     verify.add_argument("file", type=Path)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return run_serve(args.host, args.port, args.data_dir, args.api_workers)
     if args.command == "worker":
-        return run_worker(args.fast_only)
+        return run_worker(args.fast_only, args.ai_only, args.notifications_only)
     return run_verify(args.file)
 
 
@@ -79,20 +88,22 @@ def run_verify(path: Path) -> int:
     return 0
 
 
-def run_worker(fast_only: bool = False) -> int:
-    """Work AI turns from the queues (the fast lane first; with `fast_only`, only it) until
-    stopped."""
+def run_worker(fast_only: bool = False, ai_only: bool = False,
+               notifications_only: bool = False) -> int:
+    """Work AI turns from the queues (the fast lane first; with `fast_only`, only it), then
+    notifications (not with `fast_only` or `ai_only`; with `notifications_only`, only them)
+    until stopped."""
     from service.usecases.ai_turns import EXPERT, FAST
     from workers.runner import work
 
-    work(Settings.from_env(), (FAST,) if fast_only else (FAST, EXPERT))
+    lanes = () if notifications_only else (FAST,) if fast_only else (FAST, EXPERT)
+    work(Settings.from_env(), lanes, notifications=not (fast_only or ai_only))
     return 0
 
 
 def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
-    """Start Redis (unless REDIS_URL is set), two workers (one of them for the fast lane
-    alone, so that a greedy or random reply never waits behind expert searches) and
-    gunicorn; start a worker or Redis again if it dies; stop all on Ctrl-C.
+    """Start Redis (unless REDIS_URL is set), the WORKERS (AI turns; the fast lane alone;
+    notifications) and gunicorn; start a worker or Redis again if it dies; stop all on Ctrl-C.
 
     The workers, gunicorn and redis-server run in process groups of their own: a terminal's
     Ctrl-C reaches only this process, which stops the workers and gunicorn gracefully, then Redis.
@@ -118,17 +129,17 @@ def run_serve(host: str, port: int, data_dir: Path, api_workers: int) -> int:
     children: dict[str, subprocess.Popen[bytes]] = {}
     worker = [sys.executable, "-m", "service.entrypoints.cli", "worker"]
     restarts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
-        "worker": lambda: subprocess.Popen(worker, env=env, process_group=0, preexec_fn=tie),
-        "fast worker": lambda: subprocess.Popen([*worker, "--fast-only"], env=env,
-                                                process_group=0, preexec_fn=tie)}
+        name: functools.partial(subprocess.Popen, [*worker, flag], env=env, process_group=0,
+                                preexec_fn=tie)
+        for name, flag in WORKERS.items()}
     try:
         if redis_server is not None:
             env["REDIS_URL"] = redis_server.start().url
             print(f"spinner: redis-server on {redis_server.url} (data in {data_dir / 'redis'})")
             restarts["redis-server"] = redis_server.launch  # loads while the others retry
             children["redis-server"] = _process(redis_server)
-        children["worker"] = restarts["worker"]()
-        children["fast worker"] = restarts["fast worker"]()
+        for name in WORKERS:
+            children[name] = restarts[name]()
         children["gunicorn"] = subprocess.Popen(
             _gunicorn_command(f"{host}:{port}", api_workers, data_dir), env=env, process_group=0,
             preexec_fn=tie)

@@ -104,7 +104,7 @@ def test_spinner_serve_from_the_wheel_plays_a_move_and_its_worker_answers(venv, 
     try:
         running.wait_healthy()
         children = running.children()
-        assert len(children) == 4, children  # redis-server, the two workers, gunicorn
+        assert len(children) == 5, children  # redis-server, the three workers, gunicorn
         python = [command for command in children if "redis-server" not in command]
         assert all(command.startswith(str(venv / "bin")) for command in python), children
         play_until_the_ai_has_answered(running.url)  # a human move, then the AI's through rq

@@ -20,7 +20,7 @@ import redis
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
-from service.entrypoints.cli import LOCK_WAIT_S
+from service.entrypoints.cli import LOCK_WAIT_S, WORKERS
 from service.entrypoints.redis_server import RedisServer, free_port
 from tests.support.serve import (
     HUMAN,
@@ -61,10 +61,10 @@ def test_serve_plays_stops_cleanly_on_ctrl_c_and_a_restart_keeps_the_game(serve,
     first = serve(data_dir, own_redis_env())
     game_id, token, version = play_until_the_ai_has_answered(first.url)
     children = first.children()
-    assert len(children) == 4
+    assert len(children) == 5
     assert sum("redis-server" in c for c in children) == 1
-    assert sum(c.endswith("-m service.entrypoints.cli worker") for c in children) == 1
-    assert sum(c.endswith("-m service.entrypoints.cli worker --fast-only") for c in children) == 1
+    for flag in WORKERS.values():
+        assert sum(c.endswith(f"-m service.entrypoints.cli worker {flag}") for c in children) == 1
     assert sum("-m gunicorn" in c for c in children) == 1
     assert (data_dir / "redis" / "appendonly.aof").stat().st_size > 0
 
@@ -88,7 +88,7 @@ def test_with_redis_url_serve_uses_that_redis_and_starts_none_of_its_own(
     children = running.children()
     assert not [c for c in children if "redis-server" in c]
     assert sum("-m gunicorn" in c for c in children) == 1
-    assert sum(c.endswith("-m service.entrypoints.cli worker") for c in children) == 1
+    assert sum(" -m service.entrypoints.cli worker " in c for c in children) == len(WORKERS)
     assert not (data_dir / "redis").exists()
 
     status, _, created = call("POST", f"{running.url}/v1/games", {"players": [
@@ -128,7 +128,7 @@ def test_a_killed_serve_takes_its_children_along_and_no_data_dir_is_served_twice
     assert "is in use by another spinner serve" in second.log.read_text()
     assert "redis-server on" not in second.log.read_text()  # it started nothing
     tree = process_tree(first.process.pid)
-    assert len(tree) >= 4  # redis-server, two workers, gunicorn (and its workers)
+    assert len(tree) >= 5  # redis-server, three workers, gunicorn (and its workers)
     first.process.kill()
     assert wait_until(lambda: not [p for p in tree if alive(p)], STOP_TIMEOUT_S)
     third = serve(tmp_path / "var", own_redis_env())
@@ -147,9 +147,8 @@ def child_pid(running: Serve, part: str) -> int | None:
 def test_serve_starts_a_killed_worker_or_redis_server_again(serve, tmp_path):
     running = serve(tmp_path / "var", own_redis_env())
     game_id, token, version = play_until_the_ai_has_answered(running.url)
-    for name, part in (("worker", "service.entrypoints.cli worker$"),
-                       ("fast worker", "service.entrypoints.cli worker --fast-only$"),
-                       ("redis-server", "redis-server")):
+    for name, part in (*((name, f"service.entrypoints.cli worker {flag}$")
+                         for name, flag in WORKERS.items()), ("redis-server", "redis-server")):
         victim = child_pid(running, part)
         assert victim is not None
         os.kill(victim, signal.SIGKILL)

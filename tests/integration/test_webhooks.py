@@ -30,7 +30,7 @@ from service.adapters.turn_queue import RqTurnQueue
 from service.adapters.webhook_delivery import DeliveryFailed
 from service.adapters.webhooks import QUEUE_NAME
 from service.api.app import create_app
-from service.usecases.ai_turns import FAST
+from service.usecases.ai_turns import EXPERT, FAST
 from tests.api.contract import ContractClient
 from tests.api.driver import auth
 from tests.support.webhook_receiver import Receiver
@@ -357,12 +357,19 @@ def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
         assert len(answering.bodies("turn")) == 1
 
 
-def test_the_worker_of_the_fast_lane_alone_takes_no_notifications(redis_url, redis_client):
-    """A delivery can wait seconds on a receiver: no greedy or random reply, nor a turn
-    clock, waits behind one (`spinner serve` runs such a worker beside the other)."""
+def test_spinner_serves_ai_workers_take_no_notifications_and_its_notifier_only_them(
+        redis_url, redis_client):
+    """A delivery can wait seconds on a receiver: no AI turn, nor a turn clock, waits
+    behind one in `spinner serve`, whose workers take AI turns or notifications, not both;
+    a lone `spinner worker` takes both, AI turns first."""
     turns = RqTurnQueue(connect(redis_url), Settings(redis_url=redis_url))
-    assert QUEUE_NAME not in TurnWorker(turns, 1.0, (FAST,)).queue_names()
-    assert QUEUE_NAME in TurnWorker(turns, 1.0).queue_names()
+    taken = {name: TurnWorker(turns, 1.0, lanes, notifications=notified).queue_names()
+             for name, (lanes, notified) in {"worker": ((FAST, EXPERT), False),
+                                             "fast worker": ((FAST,), False),
+                                             "notifier": ((), True)}.items()}
+    assert taken == {"worker": ["ai-turns", "ai-turns-expert"], "fast worker": ["ai-turns"],
+                     "notifier": [QUEUE_NAME]}
+    assert TurnWorker(turns, 1.0).queue_names() == ["ai-turns", "ai-turns-expert", QUEUE_NAME]
 
 
 def test_a_creations_notification_enters_the_outbox_in_its_own_script(

@@ -1,5 +1,5 @@
 """rq's scheduler (which queues retries and turn clocks at their time) runs in one worker for
-each queue: `spinner serve`'s fast-lane worker finds its one queue served by the other
+each queue: `spinner serve`'s fast-lane worker finds its one queue served by another
 worker's scheduler, and must neither start a second nor warn, every sweep, that it died; it
 starts one when none serves its queues."""
 
@@ -21,7 +21,8 @@ from workers.runner import TurnWorker
 def test_a_worker_whose_queues_another_scheduler_serves_starts_none_and_says_nothing(
         redis_url: str, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
     settings = Settings(redis_url=redis_url)
-    worker = TurnWorker(RqTurnQueue(connect(redis_url), settings), 0.1, (FAST,))
+    worker = TurnWorker(RqTurnQueue(connect(redis_url), settings), 0.1, (FAST,),
+                        notifications=False)  # as `spinner serve`'s fast-lane worker
     worker.scheduler = RQScheduler(worker.queues, connection=worker.connection)
     worker.last_cleaned_at = worker.scheduler.created_at  # rq's own maintenance is not due
     lock = RQScheduler.get_locking_key(QUEUE_NAME)
