@@ -35,7 +35,8 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
            notify: dict[str, Any] | None = None) -> Created:
     """Create a game of the variant `rules` name, deal hand 1 and return each human seat's
     token. `seed` is kept only where the dealer honours seeds; else it is ignored and every
-    deck is random. A game with AI seats counts against its client's cap of open AI games
+    deck is random. A game with AI seats, or a turn clock (whose timeouts the random AI
+    plays, and which may hand seats to it), counts against its client's cap of open AI games
     (TooManyAiGames past it), and its AI turns against the client's cap of queued turns.
     With `notify` (its `url`), the game's notifications go there, signed with a secret
     made now (RefusedNotifyUrl for a URL that may not have them)."""
@@ -50,8 +51,8 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
     meta.update(subscribed)
     if client is not None:
         meta.update(client=client.id, client_keyed="1" if client.keyed else "")
-        if any(p["kind"] == "ai" for p in players):
-            admit_game(ctx, client, game_id)
+        if any(p["kind"] == "ai" for p in players) or rules.get("turn_seconds"):
+            admit_game(ctx, client, game_id)  # a clock's timeouts are the random AI's moves
     sent = notifications.outgoing(ctx, game_id, state, events, notified=bool(subscribed))
     marked = ctx.store.create(game_id, events, meta, append_id=new_append_id(),
                               outbox=sent.entries)
@@ -75,8 +76,9 @@ def admit_game(ctx: Context, client: Client, game_id: str) -> None:
     if not ledger.admit_game(client, game_id, cap):
         more = "" if client.keyed else (
             f"; an API key (X-Api-Key) allows {ctx.caps.keyed.games}")
-        raise TooManyAiGames(f"this client has {cap} open games with AI seats, as many as it "
-                             f"may: end one first{more}", retry_after=RETRY_AI_GAMES_S)
+        raise TooManyAiGames(f"this client has {cap} open games with AI seats or turn clocks, "
+                             f"as many as it may: end one first{more}",
+                             retry_after=RETRY_AI_GAMES_S)
 
 
 def still_open(ctx: Context, game_id: str) -> bool:

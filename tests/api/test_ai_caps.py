@@ -106,3 +106,13 @@ def test_a_leave_counts_its_game_among_the_open_ai_games_and_is_refused_past_the
     again = client.post(f"/v1/games/{game_id}/leave", json={"replace_with": "greedy"},
                         headers=auth(tokens[1]))
     assert again.status_code == 200  # a game counted already is not counted again
+
+
+def test_a_game_with_a_turn_clock_counts_among_the_open_ai_games(client):
+    """A clock's timeouts are the random AI's moves, and may hand it every seat: such games
+    count under the same cap, or any number of them would be AI games past it."""
+    clocked = {"players": [{"name": f"H{s}", "kind": "human"} for s in range(4)],
+               "rules": {"hands": 1, "turn_seconds": 10, "timeouts_to_leave": 1}}
+    answers = [client.post("/v1/games", json=clocked).status_code for _ in range(5)]
+    assert answers == [201] * 4 + [429]
+    create(client, seats=2)  # a game of humans with no clock does not count
