@@ -61,17 +61,15 @@ def resolve(url: str, allow_private: bool = False) -> Target:
                       "(percent-encode them)")
     try:
         parts = urlsplit(url)
-        hostname = parts.hostname
-    except ValueError:  # e.g. an IPv6 host with a bracket missing
+        hostname, netloc = parts.hostname, parts.netloc.rpartition("@")[2]
+        if netloc.startswith("[") and not BRACKETED.fullmatch(netloc):  # `[::1]x`
+            raise ValueError(netloc)
+    except ValueError:  # a bracket without its pair, or around no IPv6 address
         raise Refused("the URL cannot be read: check its host") from None
-    netloc = parts.netloc.rpartition("@")[2]
-    if netloc.startswith("[") and not BRACKETED.fullmatch(netloc):  # `[::1]x` is no host
-        raise Refused("the URL cannot be read: check its host")
     schemes = ("https", "http") if allow_private else ("https",)
     if parts.scheme not in schemes:
         raise Refused(f"the URL must be {' or '.join(schemes)}")
-    if not hostname or parts.username is not None or parts.password is not None \
-            or "[" in hostname or "]" in hostname:
+    if not hostname or parts.username is not None or parts.password is not None:
         raise Refused("the URL must name a host, and no user or password")
     try:
         port = DEFAULT_PORTS[parts.scheme] if parts.port is None else parts.port
