@@ -29,19 +29,16 @@ class OpenStreams:
         what ends its count, to call once when it closes. 503 past the process's cap (0:
         none), 429 past the client's (0: none)."""
         with self.lock:  # one thread under gevent; a server with threads shares it too
-            return self._admit(client)
-
-    def _admit(self, client: str) -> Callable[[], None]:
-        if self.most and self.total >= self.most:
-            raise problems.StreamsFull(
-                f"this server holds {self.most} streams open, its most; retry later",
-                retry_after=RETRY_AFTER_S)
-        if self.per_client and self.by_client[client] >= self.per_client:
-            raise problems.TooManyStreams(
-                f"a client may hold {self.per_client} streams open on one API process; "
-                "close one first", retry_after=RETRY_AFTER_S)
-        self.total += 1
-        self.by_client[client] += 1
+            if self.most and self.total >= self.most:
+                raise problems.StreamsFull(
+                    f"this server holds {self.most} streams open, its most; retry later",
+                    retry_after=RETRY_AFTER_S)
+            if self.per_client and self.by_client[client] >= self.per_client:
+                raise problems.TooManyStreams(
+                    f"a client may hold {self.per_client} streams open on one API process; "
+                    "close one first", retry_after=RETRY_AFTER_S)
+            self.total += 1
+            self.by_client[client] += 1
         released = False
 
         def release() -> None:
