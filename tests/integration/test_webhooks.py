@@ -30,7 +30,8 @@ from service.adapters.turn_queue import RqTurnQueue
 from service.adapters.webhook_delivery import DeliveryFailed
 from service.adapters.webhooks import QUEUE_NAME
 from service.api.app import create_app
-from service.usecases.ai_turns import EXPERT, FAST
+from service.entrypoints import cli
+from service.entrypoints.cli import WORKERS
 from tests.api.contract import ContractClient
 from tests.api.driver import auth
 from tests.support.webhook_receiver import Receiver
@@ -358,18 +359,26 @@ def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
 
 
 def test_spinner_serves_ai_workers_take_no_notifications_and_its_notifier_only_them(
-        redis_url, redis_client):
+        redis_url, redis_client, monkeypatch):
     """A delivery can wait seconds on a receiver: no AI turn, nor a turn clock, waits
-    behind one in `spinner serve`, whose workers take AI turns or notifications, not both;
-    a lone `spinner worker` takes both, AI turns first."""
+    behind one in `spinner serve`, whose workers (`cli.WORKERS`, each a `spinner worker`
+    command line) take AI turns or notifications, not both; a lone `spinner worker` takes
+    both, AI turns first."""
     turns = RqTurnQueue(connect(redis_url), Settings(redis_url=redis_url))
-    taken = {name: TurnWorker(turns, 1.0, lanes, notifications=notified).queue_names()
-             for name, (lanes, notified) in {"worker": ((FAST, EXPERT), False),
-                                             "fast worker": ((FAST,), False),
-                                             "notifier": ((), True)}.items()}
+    taken: dict[str, list[str]] = {}
+
+    def worker_of(name: str) -> Any:
+        def work(settings: Settings, lanes: Any, notifications: bool = True) -> None:
+            taken[name] = TurnWorker(turns, 1.0, lanes, notifications=notifications
+                                     ).queue_names()
+        return work
+
+    for name, flag in {**WORKERS, "lone": None}.items():
+        monkeypatch.setattr("workers.runner.work", worker_of(name))
+        assert cli.main(["worker", *([flag] if flag else [])]) == 0
     assert taken == {"worker": ["ai-turns", "ai-turns-expert"], "fast worker": ["ai-turns"],
-                     "notifier": [QUEUE_NAME]}
-    assert TurnWorker(turns, 1.0).queue_names() == ["ai-turns", "ai-turns-expert", QUEUE_NAME]
+                     "notifier": [QUEUE_NAME],
+                     "lone": ["ai-turns", "ai-turns-expert", QUEUE_NAME]}
 
 
 def test_a_creations_notification_enters_the_outbox_in_its_own_script(
