@@ -245,7 +245,7 @@ def test_F14_rounding_1_and_2_down_3_and_4_up(pips, rounded):
     assert round_to_five(pips) == rounded
 
 
-def test_F15_the_target_ends_the_match_mid_hand_at_the_play_that_reaches_it():
+def test_F15_R24_the_target_ends_the_match_mid_hand_and_no_move_is_taken_after():
     match = fives_at("0: 4-6 0-1 | 1: 1-2 | target 50 | totals: 40 45")
     match.play(0, "4-6")
     assert match.types() == [ev.TILE_PLAYED, ev.HAND_ENDED, ev.GAME_ENDED]
