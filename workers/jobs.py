@@ -60,11 +60,6 @@ def take_ai_turn(game_id: str, version: int) -> bool:
     return services().games.ai_turn(game_id, version, choose, pace)
 
 
-def deliver_notification(game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
-    """Make one retry to deliver a notification of the game (rq retries a failed one)."""
-    services().notifier.deliver(game_id, webhook_id, payload, made_at)
-
-
 def drain_notifications() -> int:
     """Make the first try of the notifications waiting in the outbox; return how many."""
     return services().notifier.drain()

@@ -33,9 +33,9 @@ class TurnWorker(SimpleWorker):
     worker of their own), that, every `every_s` seconds (idle too: it waits for a job no
     longer than that), starts rq's scheduler process again if it died (it dies on a Redis
     error, and retries wait on it), sweeps the queues for lost AI turns, queues the deferred
-    turns that fit under their clients' caps (`drain`) and a drain of the notifications left
-    waiting (`outbox`). rq's own maintenance (cleaning its registries) keeps its interval of
-    ten minutes."""
+    turns that fit under their clients' caps (`drain`) and a drain of the notifications
+    waiting, or whose retry is due, with none queued (`outbox`). rq's own maintenance
+    (cleaning its registries) keeps its interval of ten minutes."""
 
     max_connection_wait_time = 2.0  # back off at most this long while Redis is down (rq: 60)
 
@@ -76,8 +76,8 @@ class TurnWorker(SimpleWorker):
 
     def run_maintenance_tasks(self) -> None:
         """Start rq's scheduler if none serves this worker's queues, run rq's maintenance if
-        due, queue again the AI turns whose job is lost, and a drain of notifications whose
-        drain is lost."""
+        due, queue again the AI turns whose job is lost, and a drain of notifications that
+        wait (or whose retry is due) with none queued."""
         if super().should_run_maintenance_tasks:
             super().run_maintenance_tasks()  # it starts a dead scheduler again, too
         elif self.scheduler is not None and not _running(self.scheduler):
@@ -90,7 +90,7 @@ class TurnWorker(SimpleWorker):
         try:
             requeued = self.turns.sweep()
             drained = self.drain()
-            stranded = self.outbox()
+            waiting = self.outbox()
         except (redis.RedisError, StoreUnavailable) as error:  # the next sweep retries
             log.warning("could not sweep for lost AI turns: %r", error)
         else:
@@ -98,8 +98,9 @@ class TurnWorker(SimpleWorker):
                 log.warning("queued %d lost AI turn(s) again", requeued)
             if drained:
                 log.info("queued %d deferred AI turn(s)", drained)
-            if stranded:
-                log.warning("queued a drain of the notifications left in the outbox")
+            if waiting:
+                log.info("queued a drain: notifications wait with none queued (retries due, "
+                         "or a drain lost)")
 
 
 def _running(scheduler: RQScheduler) -> bool:

@@ -44,7 +44,8 @@ WEBHOOK_DELIVERIES = Counter(
     "other answer, a redirect too), no_answer (refused, timed out, TLS failed), deferred (not "
     "tried: its receiver gave no answer earlier in the same drain; retried later), blocked "
     "(its host did not resolve, or resolved to an address that is not public), not_queued "
-    "(it could not be put in the outbox)",
+    "(it could not be put in the outbox); and given_up, besides its outcome, for a try that "
+    "was a notification's last",
     ["outcome"])
 WEBHOOK_SECONDS = Histogram(
     "spinner_webhook_delivery_seconds",

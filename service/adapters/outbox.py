@@ -1,19 +1,24 @@
 """The outbox of turn notifications: a Redis list their first tries are taken from, in
-batches, by one drain at a time, without losing any to a crash.
+batches, by one drain at a time, without losing any to a crash, and the sorted set of those
+waiting for a retry, taken by the same drains once due.
 
 A request pushes each notification with one command (`push`); the push that finds no drain
 queued or running marks one queued and says so, and the caller queues its job. The drain
 that runs holds a lease (`claim`, then `take` renews it) and moves a batch at a time from
 the outbox to the list being tried, which it empties (`done`) only once every notification
-of the batch is tried or handed to its retries. A drain killed mid-batch leaves that list:
-the next drain, once the lease has run out, tries it again first (at least once; a receiver
-may see a `webhook-id` twice). `release` ends a drain only when both lists are empty, in
-the same step that clears its mark, so no notification pushed meanwhile waits unseen; a
-lease run out with notifications left is picked up by the next push, or the next `sweep`."""
+of the batch is tried or, in the same step, put among the retries (`done`), each scored by
+when it is due; a drain takes the retries due once the outbox holds fewer than a batch, so
+that retries never hold up a first try. A drain killed mid-batch leaves that list: the next
+drain, once the lease has run out, tries it again first (at least once; a receiver may see
+a `webhook-id` twice). `release` ends a drain only when both lists are empty and no retry is
+due, in the same step that clears its mark, so no notification pushed meanwhile waits
+unseen; a lease run out with notifications left, or a retry come due, is picked up by the
+next push, or the next `sweep`."""
 
 from __future__ import annotations
 
 import secrets
+import time
 
 import redis
 
@@ -21,6 +26,9 @@ OUTBOX = "spinner:{webhooks}:outbox"
 """The notifications not yet tried: JSON [game id, webhook-id, body, made at, retry delays]."""
 TRYING = "spinner:{webhooks}:trying"
 """The batch the drain holding the lease is trying."""
+RETRIES = "spinner:{webhooks}:retries"
+"""The notifications waiting for a retry, scored by when it is due (Unix milliseconds): the
+same JSON, its retry delays those left after this one."""
 DRAIN = "spinner:{webhooks}:drain"
 """The mark of a drain: `queued` (its job is queued), or the token of the drain that runs."""
 QUEUED = "queued"
@@ -43,13 +51,27 @@ if mark and mark ~= ARGV[2] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return 1
 """
+_DUE = """
+local function due(retries, now)
+  return redis.call('ZCOUNT', retries, '-inf', now)
+end
+"""
+"""Lua: how many retries are due at `now` (Unix milliseconds)."""
 _TAKE = """
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return false end
 local batch = redis.call('LRANGE', KEYS[2], 0, -1)
 if #batch == 0 then
-  batch = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+  local size = tonumber(ARGV[2])
+  batch = redis.call('LRANGE', KEYS[1], 0, size - 1)
+  if #batch > 0 then redis.call('LTRIM', KEYS[1], #batch, -1) end
+  if #batch < size then
+    local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[4], 'LIMIT', 0, size - #batch)
+    if #due > 0 then
+      redis.call('ZREM', KEYS[4], unpack(due))
+      for _, entry in ipairs(due) do batch[#batch + 1] = entry end
+    end
+  end
   if #batch == 0 then return batch end
-  redis.call('LTRIM', KEYS[1], #batch, -1)
   redis.call('RPUSH', KEYS[2], unpack(batch))
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
@@ -59,15 +81,20 @@ _IF_HELD = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 """
 _RENEW = _IF_HELD + "return redis.call('PEXPIRE', KEYS[1], ARGV[2])"
-_DONE = _IF_HELD + "return redis.call('DEL', KEYS[2])"
+_DONE = _IF_HELD + """
+for i = 2, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i], ARGV[i + 1]) end
+return redis.call('DEL', KEYS[2])
+"""
 _HAND_ON = _IF_HELD + "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1"
-_RELEASE = _IF_HELD + """
-if redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3]) > 0 then return 0 end
+_RELEASE = _IF_HELD + _DUE + """
+local waiting = redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3])
+if waiting + due(KEYS[4], ARGV[2]) > 0 then return 0 end
 return redis.call('DEL', KEYS[1])
 """
-_SWEEP = """
+_SWEEP = _DUE + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3]) == 0 then return 0 end
+local waiting = redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3])
+if waiting + due(KEYS[4], ARGV[3]) == 0 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
@@ -95,32 +122,46 @@ class Outbox:
 
     def take(self, token: str, size: int) -> list[bytes] | None:
         """Return the batch to try, renewing the lease: what a lost drain left being tried,
-        or up to `size` from the outbox; none if it is empty (no write: nothing to make
-        durable); None if the lease is lost."""
-        batch = self._take(keys=[OUTBOX, TRYING, DRAIN], args=[token, size, LEASE_MS])
+        or up to `size` from the outbox, filled up with retries now due; none if nothing
+        waits (no write: nothing to make durable); None if the lease is lost."""
+        batch = self._take(keys=[OUTBOX, TRYING, DRAIN, RETRIES],
+                           args=[token, size, LEASE_MS, now_ms()])
         return None if batch is None else list(batch)
 
     def renew(self, token: str) -> bool:
         """Renew the lease; False if it is lost."""
         return bool(self._renew(keys=[DRAIN], args=[token, LEASE_MS]))
 
-    def done(self, token: str) -> None:
-        """Forget the batch taken last: each of it is tried or handed to its retries."""
-        self._done(keys=[DRAIN, TRYING], args=[token])
+    def done(self, token: str, retries: list[tuple[float, str]]) -> None:
+        """Forget the batch taken last, putting `retries` (when due, in Unix seconds, and
+        the entry) among those waiting: each of the batch is tried, and those to try again
+        wait for their time."""
+        due = [part for at, entry in retries for part in (int(at * 1000), entry)]
+        self._done(keys=[DRAIN, TRYING, RETRIES], args=[token, *due])
 
     def hand_on(self, token: str) -> bool:
         """Give the lease back as `queued` for a fresh drain job; False if it was lost."""
         return bool(self._hand_on(keys=[DRAIN], args=[token, QUEUED, LEASE_MS]))
 
     def release(self, token: str) -> bool:
-        """End the drain if nothing waits (clearing its mark); False if something does."""
-        return bool(self._release(keys=[DRAIN, OUTBOX, TRYING], args=[token]))
+        """End the drain if nothing waits nor is due (clearing its mark); False if something
+        does."""
+        return bool(self._release(keys=[DRAIN, OUTBOX, TRYING, RETRIES], args=[token, now_ms()]))
 
     def sweep(self) -> bool:
-        """Mark a drain queued if notifications wait and no drain is marked (its job, or the
-        drain, was lost and its lease ran out); True if the caller should queue its job."""
-        return bool(self._sweep(keys=[DRAIN, OUTBOX, TRYING], args=[QUEUED, LEASE_MS]))
+        """Mark a drain queued if notifications wait or a retry is due and no drain is marked
+        (its job, or the drain, was lost and its lease ran out; or none ran when the retry
+        came due); True if the caller should queue its job."""
+        return bool(self._sweep(keys=[DRAIN, OUTBOX, TRYING, RETRIES],
+                                args=[QUEUED, LEASE_MS, now_ms()]))
 
     def waiting(self) -> int:
-        """How many notifications wait for their first try (the outbox and the batch)."""
-        return int(self.connection.llen(OUTBOX)) + int(self.connection.llen(TRYING))
+        """How many notifications wait for a try (the outbox, the batch and the retries)."""
+        return sum(int(count) for count in (
+            self.connection.llen(OUTBOX), self.connection.llen(TRYING),
+            self.connection.zcard(RETRIES)))
+
+
+def now_ms() -> int:
+    """Return the time now in Unix milliseconds, as retries are scored."""
+    return int(time.time() * 1000)

@@ -27,8 +27,8 @@ class Settings:
     ai_job_retries: int = 3
     ai_stuck_after_s: float = 10.0  # an AI turn's job taken, started or due this long ago
     # and not done (its worker or rq's scheduler died) is presumed lost and queued again
-    ai_sweep_every_s: float = 2.0  # how often a worker queues lost AI turns again and starts
-    # rq's scheduler again if it died
+    ai_sweep_every_s: float = 2.0  # how often a worker queues lost AI turns again, a drain of
+    # the notifications whose retry is due, and starts rq's scheduler again if it died
     ai_games_per_client: int = 4  # open games with AI seats an anonymous client (an
     # address) may have; past it, creating one more gets 429
     ai_games_per_key: int = 500  # the same for a back end with an API key

@@ -1,7 +1,7 @@
 """Tries to deliver notifications: each signed per Standard Webhooks 1.0 and POSTed to the
 address its URL was checked to resolve to, redirects not followed.
 
-A `Delivery` makes the tries of one drain (or one retry): it reads each game's URL and
+A `Delivery` makes the tries of one drain: it reads each game's URL and
 secret once, resolves each URL once, keeps one connection open to each receiver, and does
 not try again, within it, a receiver that gave no answer (its notifications go to their
 retries at once, so one receiver that hangs holds a drain up for one timeout, not one a
@@ -36,11 +36,16 @@ Notification = tuple[str, str, str, float]
 
 
 class DeliveryFailed(Exception):
-    """A try that did not deliver (its message names why, never the secret): it is retried."""
+    """Why a try did not deliver (naming the webhook-id, never the secret): it is retried.
+    Not `tried`: it was not sent (its receiver gave no answer to another), and costs no try."""
+
+    def __init__(self, why: str, tried: bool = True) -> None:
+        super().__init__(why)
+        self.tried = tried
 
 
 class Delivery:
-    """The tries of one drain or retry, sharing game lookups and connections (close it)."""
+    """The tries of one drain, sharing game lookups and connections (close it)."""
 
     def __init__(self, store: RedisEventStore, allow_private: bool) -> None:
         self.store, self.allow_private = store, allow_private
@@ -62,13 +67,6 @@ class Delivery:
             connection.close()
         self.connections.clear()
 
-    def attempt(self, game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
-        """Make one try: POST the signed payload to the game's URL's checked address;
-        DeliveryFailed unless it answered 2xx. A game gone, or without a URL, is not
-        notified."""
-        for _, failed in self.attempt_all([(game_id, webhook_id, payload, made_at)]):
-            raise failed
-
     def attempt_all(self, notifications: Sequence[Notification]
                     ) -> list[tuple[Notification, DeliveryFailed]]:
         """Try each notification (game id, webhook-id, payload, made at), those to one
@@ -85,8 +83,8 @@ class Delivery:
                 continue
             if found is not None:
                 by_target.setdefault(found[0], []).append((notification, found[1]))
-        if len(by_target) == 1:
-            return failed + self._post_all(*next(iter(by_target.items())))
+        if len(by_target) < 2:  # none (all refused, or their games gone), or no thread needed
+            return failed + [f for item in by_target.items() for f in self._post_all(*item)]
         with ThreadPoolExecutor(min(len(by_target), RECEIVERS_AT_ONCE)) as pool:
             for outcome in pool.map(lambda item: self._post_all(*item), by_target.items()):
                 failed += outcome
@@ -151,7 +149,8 @@ class Delivery:
         """Count as deferred, and return as failed, notifications not tried (their receiver
         gave no answer earlier in this delivery)."""
         metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(signed))
-        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
+        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer",
+                                   tried=False))
                 for n, _ in signed]
 
     def _outcomes(self, signed: list[tuple[Notification, dict[str, str]]], statuses: list[int]

@@ -1,36 +1,34 @@
 """Turn notifications on rq: put on an outbox (by the append that makes them, or one Redis
-command after it), first tried in batches by a drain job, retried one rq job each with
-growing delays.
+command after it), tried in batches by drain jobs, first tries and retries alike.
 
 `RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and pushes each
 notification onto the outbox (`outbox`): a move's append pushes them itself, in its own
 atomic step, where the store is a plain Redis (then the outbox lives there; else with the
 queue). The push that finds no drain queued or running queues
-`workers.jobs.drain_notifications`, which makes the first tries (`drain`, through a
+`workers.jobs.drain_notifications`, which makes the tries (`drain`, through a
 `webhook_delivery.Delivery`). Under load one drain job thus tries many notifications over
-kept connections, where a job a notification cost a worker several times the try. A first
-try that fails is queued as `workers.jobs.deliver_notification` under its webhook-id, with
-rq's retries for the rest of the schedule. A drain hands on to a fresh job after DRAIN_S,
-so the AI turns queued meanwhile are not held up behind it."""
+kept connections, where a job a notification cost a worker several times the try. A try that
+fails waits among the outbox's retries until its time (growing delays), when a drain takes
+it again with the first tries, receivers tried at once: so receivers that never answer cost
+a drain one timeout a batch, however many of their notifications are retried. A drain hands
+on to a fresh job after DRAIN_S, so the AI turns queued meanwhile are not held up behind
+it."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
-from datetime import timedelta
 from typing import Any
 
 import redis
-from rq import Queue, Retry
-from rq.exceptions import DuplicateJobError
+from rq import Queue
 
 from service.adapters import metrics
 from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
-from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, Notification
+from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, DeliveryFailed
 from service.adapters.webhook_targets import Refused, resolve
 from service.usecases.ports import dumps
 
@@ -51,9 +49,12 @@ SLICE = 32
 (its receivers gave no answer)."""
 RENEW_S = LEASE_MS / 3000
 """How slow a slice must be for the lease to be renewed after it."""
-JOB_TIMEOUT_S = 30
-"""rq's bound on one retry: a name to resolve, then a connection and an answer of TIMEOUT_S."""
-DRAIN_TIMEOUT_S = int(JOB_TIMEOUT_S + BATCH * TIMEOUT_S + DRAIN_S)
+RESOLVE_S = 30
+"""A bound on resolving the names of a batch's receivers."""
+DEFERRED_S = TIMEOUT_S
+"""How long a notification not sent (its receiver gave no answer to another in the same
+drain) waits to be tried, at no cost of a try, by a later drain."""
+DRAIN_TIMEOUT_S = int(RESOLVE_S + BATCH * TIMEOUT_S + DRAIN_S)
 """rq's bound on a drain job: a batch whose every receiver gives no answer, at the end."""
 log = logging.getLogger("spinner.webhooks")
 
@@ -67,8 +68,8 @@ def retry_delays(text: str) -> list[int]:
 
 
 class RqNotifier:
-    """Checks notification URLs, pushes notifications onto the outbox, drains it and
-    retries (in a worker)."""
+    """Checks notification URLs, pushes notifications onto the outbox, and drains it (in a
+    worker)."""
 
     def __init__(self, connection: redis.Redis, store: RedisEventStore,
                  settings: Settings) -> None:
@@ -110,17 +111,18 @@ class RqNotifier:
         return json.dumps([game_id, webhook_id, dumps(body), time.time(), self.delays])
 
     def sweep(self) -> bool:
-        """Queue a drain if notifications wait and none is queued or running (its job or
-        its worker was lost); True if it did."""
+        """Queue a drain if notifications wait, or a retry is due, and none is queued or
+        running (no drain ran when the retry came due, or its job or worker was lost); True
+        if it did."""
         if self.outbox.sweep():
             self.queue_drain()
             return True
         return False
 
     def drain(self) -> int:
-        """Make the first try of the notifications in the outbox, a batch at a time, for
-        DRAIN_S (then queue a fresh drain); queue each that failed for its retries. Return
-        how many were tried (0 if another drain holds the lease)."""
+        """Try the notifications in the outbox, and the retries due, a batch at a time, for
+        DRAIN_S (then queue a fresh drain); put each that failed among the retries. Return
+        how many were taken (tried, or deferred: 0 if another drain holds the lease)."""
         token = self.outbox.claim()
         if token is None:
             return 0
@@ -130,18 +132,19 @@ class RqNotifier:
     def _drain(self, token: str, delivery: Delivery, ends: float) -> int:
         """Try batches until the outbox stays empty for LINGER_S (then release the lease),
         the lease is lost, or `ends` (then hand on to a fresh drain job); return how many
-        were tried."""
+        were taken."""
         tried, idle_since = 0, time.monotonic()
         while (batch := self.outbox.take(token, BATCH)) is not None:
             now = time.monotonic()
             if batch:
-                if not self._try_batch(token, delivery, batch):
+                retries = self._try_batch(token, delivery, batch)
+                if retries is None:
                     break
-                self.outbox.done(token)
+                self.outbox.done(token, retries)
                 tried, idle_since = tried + len(batch), time.monotonic()
             elif now - idle_since >= LINGER_S and self.outbox.release(token):
                 break
-            if now > ends:
+            if time.monotonic() > ends:
                 if self.outbox.hand_on(token):
                     self.queue_drain()
                 break
@@ -149,42 +152,44 @@ class RqNotifier:
                 time.sleep(GATHER_S)
         return tried
 
-    def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]) -> bool:
-        """Make the first try of each of `batch`, a slice at a time, renewing the lease
-        between slices that are slow; queue each that failed for its retries. False if the
+    def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]
+                   ) -> list[tuple[float, str]] | None:
+        """Try each of `batch`, a slice at a time, renewing the lease between slices that
+        are slow; return the retries of those that failed (when due, entry). None if the
         lease was lost (another drain tries the batch again)."""
         entries = [json.loads(entry) for entry in batch]
+        retries = []
         for start in range(0, len(entries), SLICE):
             began = time.monotonic()
-            part = entries[start:start + SLICE]
-            failures = delivery.attempt_all([tuple(entry[:4]) for entry in part])
-            delays = {entry[1]: entry[4] for entry in part}
-            for notification, failed in failures:
-                log.info("%s; retrying in %d s", failed, delays[notification[1]][0])
-                self.retry(notification, delays[notification[1]])
+            part = {entry[1]: entry for entry in entries[start:start + SLICE]}
+            tries = [tuple(entry[:4]) for entry in part.values()]
+            for notification, failed in delivery.attempt_all(tries):
+                retry = self._retry(part[notification[1]], failed)
+                if retry is not None:
+                    retries.append(retry)
             if time.monotonic() - began > RENEW_S and not self.outbox.renew(token):
-                return False
-        return True
+                return None
+        return retries
+
+    @staticmethod
+    def _retry(entry: list[Any], failed: DeliveryFailed) -> tuple[float, str] | None:
+        """Return when a failed notification's next try is due and its entry then (the
+        delays left after it; all of them, and due after a timeout, if it was not sent);
+        None if that was its last try."""
+        game_id, webhook_id, payload, made_at, delays = entry
+        if not failed.tried:
+            log.info("%s; trying in %d s", failed, DEFERRED_S)
+            return time.time() + DEFERRED_S, json.dumps(entry)
+        if not delays:
+            metrics.WEBHOOK_DELIVERIES.labels("given_up").inc()
+            log.warning("%s; its last try: given up", failed)
+            return None
+        log.info("%s; retrying in %d s", failed, delays[0])
+        return time.time() + delays[0], json.dumps(
+            [game_id, webhook_id, payload, made_at, delays[1:]])
 
     @reachable
     def queue_drain(self) -> None:
         """Queue a drain job."""
         self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=DRAIN_TIMEOUT_S,
                                 result_ttl=0, failure_ttl=24 * 3600)
-
-    def retry(self, notification: Notification, delays: list[int]) -> None:
-        """Queue the retries of a notification (game id, webhook-id, body, made at) whose
-        first try failed, `delays` apart, under its webhook-id (once: a retry queued stands)."""
-        rest = delays[1:]
-        with contextlib.suppress(DuplicateJobError):
-            self.queue.enqueue_in(
-                timedelta(seconds=delays[0]), "workers.jobs.deliver_notification",
-                *notification, job_id=notification[1], unique=True,
-                job_timeout=JOB_TIMEOUT_S, result_ttl=600, failure_ttl=24 * 3600,
-                retry=Retry(max=len(rest), interval=rest) if rest else None)
-
-    def deliver(self, game_id: str, webhook_id: str, payload: str, made_at: float) -> None:
-        """Make one retry: resolve and check the game's URL again, POST the signed payload
-        to the address checked; DeliveryFailed (retried by rq) unless it answered 2xx."""
-        with Delivery(self.store, self.allow_private) as delivery:
-            delivery.attempt(game_id, webhook_id, payload, made_at)

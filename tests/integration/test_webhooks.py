@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import random
 import re
 import time
@@ -19,15 +20,13 @@ import pytest
 from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
 from rq import Queue
-from rq.job import Job, JobStatus
 from standardwebhooks.webhooks import Webhook
 
 from service.adapters import webhook_delivery, webhooks
 from service.adapters.bootstrap import build, connect
-from service.adapters.outbox import DRAIN, OUTBOX, TRYING
+from service.adapters.outbox import DRAIN, OUTBOX, RETRIES, TRYING, Outbox
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import RqTurnQueue
-from service.adapters.webhook_delivery import DeliveryFailed
 from service.adapters.webhooks import QUEUE_NAME
 from service.api.app import create_app
 from service.entrypoints import cli
@@ -143,48 +142,62 @@ def test_a_receiver_answering_500_twice_gets_it_three_times_under_one_id(
     with Receiver(statuses=[500, 500]) as receiver:
         game_id, _, secret = create(client, receiver.url())
         version = client.get(f"/v1/games/{game_id}").json["version"]
-        webhook_id = f"msg_{game_id}_{version}_turn"  # its retries' job, after a failed try
-        assert wait_until(lambda: Job.exists(webhook_id, connection=redis_client), 10)
-        job = Job.fetch(webhook_id, connection=redis_client)
-        assert secret not in str(job.args)  # the secret stays in the game's meta
-        assert wait_until(lambda: job.get_status() == JobStatus.FINISHED, 20)
-        tries = receiver.received  # and no more: a delivered notification is done
+        webhook_id = f"msg_{game_id}_{version}_turn"
+        assert wait_until(lambda: retrying(redis_client) == [webhook_id], 10)  # failed once
+        assert secret.encode() not in redis_client.zrange(RETRIES, 0, -1)[0]  # in the meta
+        assert wait_until(lambda: len(receiver.received) == 3, 20)
+        assert wait_until(lambda: not redis_client.exists(OUTBOX, TRYING, RETRIES), 5)
+        time.sleep(1.5)  # a retry's delay: none comes, a delivered notification is done
+        tries = receiver.received
         assert len(tries) == 3
-        assert {t.headers["webhook-id"] for t in tries} == {job.id}
+        assert {t.headers["webhook-id"] for t in tries} == {webhook_id}
         assert len({t.body for t in tries}) == 1
         assert_signed_and_tileless(receiver, secret)
 
 
-def test_a_redirect_is_a_failed_try_not_followed_and_counted(redis_url, redis_client):
+def retrying(redis_client: Any) -> list[str]:
+    """The webhook-ids of the notifications waiting for a retry, the soonest first."""
+    return [json.loads(entry)[1] for entry in redis_client.zrange(RETRIES, 0, -1)]
+
+
+def test_a_redirect_is_a_failed_try_not_followed_and_counted(redis_url, redis_client, caplog):
+    notifier, client = notifier_and_client(redis_url)
     before = tries("rejected")
+    caplog.set_level(logging.INFO, logger="spinner.webhooks")
     with Receiver(statuses=[302]) as receiver:
-        with pytest.raises(DeliveryFailed, match="answered 302"):
-            try_once(redis_url, receiver)
+        game_id = create(client, receiver.url())[0]
+        assert notifier.drain() == 1
         assert len(receiver.received) == 1
     assert tries("rejected") == before + 1
+    assert [f"msg_{game_id}_" in w for w in retrying(redis_client)] == [True]
+    assert "answered 302; retrying in 1 s" in caplog.text
 
 
 def test_a_try_without_an_answer_in_time_fails_and_is_counted(
         redis_url, redis_client, monkeypatch):
     monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.3)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url)
     before = tries("no_answer")
     with Receiver(hang=True) as receiver:
+        create(client, receiver.url())
         started = time.monotonic()
-        with pytest.raises(DeliveryFailed, match="no answer"):
-            try_once(redis_url, receiver)
+        assert notifier.drain() == 1
         assert time.monotonic() - started < 3  # the answer's deadline, not the receiver's
         assert len(receiver.received) == 1
     assert tries("no_answer") == before + 1
+    assert len(retrying(redis_client)) == 1
 
 
-def try_once(redis_url: str, receiver: Receiver) -> None:
-    """Create a game notified at the receiver and make one try of its first notification,
-    taken from the outbox, in this process (no worker)."""
-    services = build(Settings(redis_url=redis_url, webhooks_allow_private=True))
-    game_id, _, _ = create(create_app({"TESTING": True}, services=services).test_client(),
-                           receiver.url())
-    _, webhook_id, payload, *_ = json.loads(services.notifier.queue.connection.lpop(OUTBOX))
-    services.notifier.deliver(game_id, webhook_id, payload, time.time())
+def test_a_notification_is_given_up_after_its_last_retry_and_counted(
+        redis_url, redis_client, monkeypatch):
+    notifier, client = notifier_and_client(redis_url, retry_s="0")  # two tries, at once
+    given_up = tries("given_up")
+    with Receiver(statuses=[500, 500, 500]) as receiver:
+        create(client, receiver.url())
+        assert notifier.drain() == 2  # the first try, then its retry due at once
+        assert len(receiver.received) == 2
+    assert tries("given_up") == given_up + 1
+    assert not redis_client.exists(OUTBOX, TRYING, RETRIES, DRAIN)
 
 
 def tries(outcome: str) -> float:
@@ -234,23 +247,35 @@ def test_an_http_or_private_url_is_refused_at_creation(redis_url, redis_client, 
 
 
 def test_a_url_resolving_to_a_private_address_at_delivery_is_not_called(redis_url, redis_client):
-    strict = WorkerProcess(redis_url)  # WEBHOOKS_ALLOW_PRIVATE off
+    strict = WorkerProcess(redis_url, ai_sweep_every_s="0.5")  # WEBHOOKS_ALLOW_PRIVATE off
     try:
         with Receiver() as receiver:  # the API allows it (two tries), the worker does not
             create(client_of(redis_url, allow_private=True, retry_s="1"), receiver.url("localhost"))
-            failed = Queue(QUEUE_NAME, connection=redis_client).failed_job_registry
-            assert wait_until(lambda: failed.count == 1, 20)  # every try refused to call
-            assert receiver.received == []
+            assert wait_until(lambda: redis_client.exists(RETRIES), 10)  # its first try
+            assert wait_until(lambda: not redis_client.exists(OUTBOX, TRYING, RETRIES), 10)
+            assert receiver.received == []  # both tries refused to call, then given up
     finally:
         strict.stop()
 
 
+def test_a_drain_whose_every_url_is_refused_now_puts_them_among_the_retries(
+        redis_url, redis_client):
+    """A batch with no receiver to call (each URL refused, or its game gone) is tried, not a
+    drain that fails and leaves it to stall the next drains."""
+    strict = build(Settings(redis_url=redis_url)).notifier  # WEBHOOKS_ALLOW_PRIVATE off
+    with Receiver() as receiver:
+        game_id = create(client_of(redis_url, allow_private=True), receiver.url())[0]
+        assert strict.drain() == 1 and receiver.received == []
+    assert [f"msg_{game_id}_" in w for w in retrying(redis_client)] == [True]
+    assert not redis_client.exists(OUTBOX, TRYING, DRAIN)
+
+
 # The outbox: first tries in batches, by one drain at a time ---------------------------
 
-def notifier_and_client(redis_url: str) -> tuple[Any, FlaskClient]:
+def notifier_and_client(redis_url: str, retry_s: str = RETRY_S) -> tuple[Any, FlaskClient]:
     """The services' notifier (no worker runs here) and a client of the app over them."""
     services = build(Settings(redis_url=redis_url, webhooks_allow_private=True,
-                              webhook_retry_s=RETRY_S))
+                              webhook_retry_s=retry_s))
     return services.notifier, create_app({"TESTING": True}, services=services).test_client()
 
 
@@ -334,10 +359,9 @@ def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
         assert len(hanging.received) == 1  # the second was not tried after the first hung
         assert [body["game_id"] for body in answering.bodies("turn")] == [answered]
     assert tries("deferred") == deferred + 1
-    retried = [f"msg_{game}_{client.get(f'/v1/games/{game}').json['version']}_turn"
-               for game in [*held, answered]]
-    assert [Job.exists(job_id, connection=redis_client) for job_id in retried] == [
-        True, True, False]  # both held ones have their retries, the delivered one none
+    assert sorted(retrying(redis_client)) == sorted(
+        f"msg_{game}_{client.get(f'/v1/games/{game}').json['version']}_turn" for game in held)
+    # both held ones wait for their retries, the delivered one does not
 
 
 def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
@@ -356,6 +380,54 @@ def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
         arrivals = [receiver.received[0].at for receiver in hanging]
         assert max(arrivals) - min(arrivals) < webhook_delivery.TIMEOUT_S
         assert len(answering.bodies("turn")) == 1
+
+
+def test_retries_to_receivers_that_never_answer_are_tried_together_with_a_first_try(
+        redis_url, redis_client, monkeypatch):
+    """Each notification's retry is not a job of its own, tried one after another (eight
+    receivers that never answer would hold the worker up for eight timeouts, and every
+    game's first tries behind them): a drain takes the retries due with the first tries and
+    tries them at once. One not sent, since its receiver gave no answer earlier in the same
+    drain, costs no try: it is tried by a later drain."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 1.0)  # 5 s in service
+    monkeypatch.setattr(webhooks, "DRAIN_S", 10.0)  # one drain, not one handing on to others
+    monkeypatch.setattr(webhooks, "DEFERRED_S", 1.0)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url, retry_s="0,0")  # three tries, at once
+    with contextlib.ExitStack() as receivers:
+        hanging = [receivers.enter_context(Receiver(hang=True)) for _ in range(8)]
+        for seed, receiver in enumerate(hanging):
+            create(client, receiver.url(), seed=seed)
+        assert notifier.drain() == 8 + 8  # their first tries, then their second, deferred
+        assert [len(receiver.received) for receiver in hanging] == [1] * 8
+        time.sleep(webhooks.DEFERRED_S)  # when the deferred are due
+        answering = receivers.enter_context(Receiver())
+        create(client, answering.url(), seed=8)
+        assert notifier.drain() == 1 + 8 + 8  # then their third tries, not sent: deferred
+        assert len(answering.bodies("turn")) == 1
+        assert [len(receiver.received) for receiver in hanging] == [2] * 8
+        arrivals = [receiver.received[1].at for receiver in hanging]
+        assert max(arrivals) - min(arrivals) < webhook_delivery.TIMEOUT_S  # all at once
+        assert len(retrying(redis_client)) == 8
+        time.sleep(webhooks.DEFERRED_S)  # when the deferred are due
+        assert notifier.drain() == 8
+        assert [len(receiver.received) for receiver in hanging] == [3] * 8
+    assert not redis_client.exists(OUTBOX, TRYING, RETRIES)  # all given up, after 3 tries
+
+
+def test_retries_wait_for_their_time_and_come_after_the_first_tries(redis_url, redis_client):
+    outbox = Outbox(redis_client)
+    for entry in ("first", "second"):
+        outbox.push(entry)
+    token = outbox.claim()
+    assert outbox.take(token, 1) == [b"first"]
+    outbox.done(token, [(time.time() - 1, "retry due"), (time.time() + 60, "retry later")])
+    assert outbox.take(token, 2) == [b"second", b"retry due"]  # the outbox's first
+    outbox.done(token, [])
+    assert outbox.take(token, 2) == [] and outbox.release(token)  # nothing due: it ends
+    assert redis_client.zrange(RETRIES, 0, -1) == [b"retry later"]
+    assert not outbox.sweep()  # nothing due: no drain to queue
+    redis_client.zadd(RETRIES, {"retry later": 0})  # its time comes
+    assert outbox.sweep() and redis_client.get(DRAIN) == b"queued"
 
 
 def test_spinner_serves_ai_workers_take_no_notifications_and_its_notifier_only_them(
