@@ -7,6 +7,7 @@ tests/unit/test_schemas.py checks that each answer is what the schema's dump wou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +47,21 @@ def unicode_text(text: str) -> None:
         raise ValidationError("not valid Unicode text (a lone surrogate)") from None
 
 
+UNSHOWN = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+"""Characters no name may hold: controls (NUL, line breaks, escapes), and the bidirectional
+overrides and isolates that would reverse the text shown after a name."""
+NAME = re.compile(f"^[^{UNSHOWN}]*[^\\s{UNSHOWN}][^{UNSHOWN}]*$")
+"""A player's name: something besides white space, and nothing of UNSHOWN (openapi.yaml's
+`PlayerRequest.name` pattern)."""
+
+
+def shown_name(text: str) -> None:
+    """Refuse a name that is blank, or holds a control or bidirectional override."""
+    if text and not NAME.fullmatch(text):  # an empty one is refused for its length
+        raise ValidationError("a name must show something, and hold no control character "
+                              "nor bidirectional override")
+
+
 class StrictInt(fields.Integer):
     """An integer as JSON Schema's `integer` reads one (`4.0` is 4): it refuses fractions,
     strings and booleans; with a Range that words its own error, a value of another type gets
@@ -70,7 +86,8 @@ class StrictInt(fields.Integer):
 class PlayerIn(Schema):
     """A seat at creation: a human, or an AI of some level (default expert)."""
 
-    name = fields.String(required=True, validate=[validate.Length(1, 64), unicode_text])
+    name = fields.String(required=True,
+                         validate=[validate.Length(1, 64), unicode_text, shown_name])
     kind = fields.String(required=True, validate=validate.OneOf(("human", "ai")))
     level = fields.String(validate=validate.OneOf(LEVELS))
 

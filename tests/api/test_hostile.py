@@ -6,14 +6,17 @@ from __future__ import annotations
 import io
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from flask import Flask
 
 from service.adapters.bootstrap import build
 from service.adapters.settings import Settings
 from service.api.app import create_app
+from service.api.schemas import NAME
 from tests.api.driver import auth, create
 
 
@@ -206,6 +209,30 @@ def test_a_name_with_a_lone_surrogate_is_400_not_a_crash(client):
     answer = client.post("/v1/games", data=body, content_type="application/json")
     assert answer.status_code == 400
     assert answer.json["errors"][0]["field"] == "players.0.name"
+
+
+@pytest.mark.parametrize("name", ["", "   ", "A\u0000B", "Ann\n", "\u001b[31mred",
+                                  "\u202eevil", "x\u2066y", "\u0085"])
+def test_a_blank_name_or_one_with_a_control_or_an_override_is_400(client, redis_client, name):
+    body = {"players": [{"name": name, "kind": "human"}, {"name": "B", "kind": "human"}]}
+    answer = client.post("/v1/games", json=body)
+    assert answer.status_code == 400
+    assert [e["field"] for e in answer.json["errors"]] == ["players.0.name"]
+    assert redis_client.keys("game:*") == []
+
+
+def test_a_name_of_any_script_with_inner_spaces_and_emoji_is_kept_as_sent(client):
+    names = ["Zoë 🎲", "  Bo  ", "علي", "李 小龍"]
+    body = {"players": [{"name": name, "kind": "human"} for name in names]}
+    answer = client.post("/v1/games", json=body)
+    assert answer.status_code == 201
+    assert [seat["name"] for seat in answer.json["seats"]] == names
+
+
+def test_openapi_states_the_names_pattern_the_service_checks():
+    spec = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text())
+    name = spec["components"]["schemas"]["PlayerRequest"]["properties"]["name"]
+    assert name["pattern"] == NAME.pattern
 
 
 def test_an_unknown_field_named_by_a_lone_surrogate_is_named_back_in_a_400(client):
