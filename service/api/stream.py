@@ -3,7 +3,7 @@ stream tickets that open it without a header (a browser's EventSource)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from flask import Blueprint, Response, current_app, request, stream_with_context
@@ -49,7 +49,16 @@ def stream(game_id: str) -> Response:
     response = Response(stream_with_context(_batched(_frames(followed), with_state)),
                         mimetype="text/event-stream", headers=headers)
     response.call_on_close(release)  # gunicorn closes it when the match ends or the client goes
+    response.call_on_close(_release_when_gone(release))
     return response
+
+
+def _release_when_gone(release: Callable[[], None]) -> Callable[[], None]:
+    """Release a stream's place under the caps as soon as its client has gone, where the
+    server can tell (`spinner serve`'s worker: the stream itself would notice only at its
+    next write, up to a keep-alive later); return what stops the watching."""
+    when_gone = getattr(request.environ.get("gunicorn.socket"), "when_gone", None)
+    return when_gone(release) if when_gone else lambda: None
 
 
 @bp.post("/games/<game_id>/stream-tickets")

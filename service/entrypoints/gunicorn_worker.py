@@ -5,7 +5,9 @@ answer (API.md "Errors"), not gunicorn's HTML page; and that a request's body mu
 whole within BODY_READ_TIMEOUT_S of its first read, else 408 and the connection is closed
 (`body_deadline`). Headers have a deadline already: gunicorn reads each request's line and
 headers within its keep-alive timeout (2 s), or closes the connection. And an answer's head
-goes out with the start of its body, in one send (`HeadWithBody`), not in a send of its own.
+goes out with the start of its body, in one send (`HeadWithBody`), not in a send of its own;
+and a stream can learn at once that its client has gone (`HeadWithBody.when_gone`), not at
+its next write.
 
 gevent serves each connection in a greenlet, so a stream (SSE), which stays open until its
 match ends, holds no thread: a process serves up to `--worker-connections` of them at once
@@ -19,10 +21,13 @@ from __future__ import annotations
 
 import secrets
 import socket
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
+import gevent
 import orjson
+from gevent.socket import wait_read
 from gunicorn import util
 from gunicorn.workers.ggevent import GeventWorker
 
@@ -78,6 +83,23 @@ class HeadWithBody:
         held, self._held, self._holding = self._held, None, False
         if held is not None:
             self._sock.sendall(held)
+
+    def when_gone(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` once the client has closed the connection (or reset it), watched
+        by a greenlet of its own, for an answer that sends while the client sends nothing (a
+        stream); return what stops the watching. Bytes from the client end it unread."""
+        sock = self._sock
+
+        def watch() -> None:
+            try:
+                wait_read(sock.fileno())
+                gone = sock.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                gone = True
+            if gone:
+                callback()
+
+        return gevent.spawn(watch).kill
 
     def __getattr__(self, name: str) -> Any:
         self.flush()

@@ -317,6 +317,33 @@ def test_many_open_streams_leave_the_service_answering(serve, tmp_path):
             sock.close()
 
 
+def test_a_stream_whose_client_has_gone_frees_its_place_at_once(serve, tmp_path):
+    """A stream waits on Redis until the next event or keep-alive (60 s here), and only a
+    write would find its client gone: the server watches the connection instead, so a
+    client that reconnects at once does not meet its own closed stream in the cap."""
+    environ = {**own_redis_env(), "STREAMS_PER_CLIENT": "1", "STREAM_KEEPALIVE_S": "60"}
+    base = serve(tmp_path / "var", environ, args=("--api-workers", "1")).url
+    status, _, created = call("POST", f"{base}/v1/games", {"players": [
+        {"name": "Ann", "kind": "human"}, {"name": "Bob", "kind": "human"}], "seed": 3})
+    assert status == 201, created
+    streams: list[socket.socket] = []
+    open_stream(base, created["game_id"], streams)
+    path = f"/v1/games/{created['game_id']}/stream"
+    assert call("GET", f"{base}{path}")[0] == 429  # the one place is taken
+    streams.pop().close()
+    assert wait_until(lambda: stream_status(base, path) == 200, 5)
+
+
+def stream_status(base: str, path: str) -> int:
+    """The status of a stream opened as a spectator (closed again at once)."""
+    connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=10)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
 def slow_to_load(redis_dir: Path, commands: int = 150_000) -> None:
     """Leave in `redis_dir` an append-only file that takes a second or more to load: scripts
     whose every command (a union of a hundred members) is replayed one by one. Each script is

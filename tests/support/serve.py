@@ -80,13 +80,15 @@ def alive(process: tuple[int, int]) -> bool:
 
 
 class Serve:
-    """One `spinner serve --port <free> --data-dir <dir>` process; its output goes to a log."""
+    """One `spinner serve --port <free> --data-dir <dir> [args]` process; its output goes to a
+    log."""
 
     def __init__(self, data_dir: Path, log: Path, environ: dict[str, str], port: int,
-                 spinner: str = SPINNER, cwd: Path | None = None) -> None:
+                 spinner: str = SPINNER, cwd: Path | None = None, args: tuple[str, ...] = ()
+                 ) -> None:
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
-        command = [spinner, "serve", "--port", str(port), "--data-dir", str(data_dir)]
+        command = [spinner, "serve", "--port", str(port), "--data-dir", str(data_dir), *args]
         self.process = start_logged(command, log, environ, cwd)
 
     def wait_healthy(self) -> None:
