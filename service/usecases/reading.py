@@ -38,7 +38,7 @@ def view_at(ctx: Context, game_id: str, seat: int | None, version: int) -> View:
     if current == 0:
         raise no_such_game()
     if not 1 <= version <= current:
-        raise NoSuchVersion(f"version {version} is not in 1..{current}")
+        raise NoSuchVersion(f"no such version: this game's are 1..{current}")
     return view_of(ctx, game_id, replay_log(ctx.store.read(game_id, 0, version)), seat)
 
 

@@ -44,6 +44,15 @@ def test_state_at_a_version_is_rebuilt_by_replay(client):
     assert client.get(f"/v1/games/{game_id}/state").status_code == 400
 
 
+def test_a_version_beyond_the_log_is_404_naming_no_number_but_the_logs_range(client):
+    game_id, _ = create(client, seats=2, seed=9)
+    current = client.get(f"/v1/games/{game_id}").json["version"]
+    for sent in (str(current + 1), "1" + "0" * 30):  # the last beyond any int64
+        beyond = client.get(f"/v1/games/{game_id}/state?version={sent}")
+        assert beyond.status_code == 404
+        assert beyond.json["detail"] == f"no such version: this game's are 1..{current}"
+
+
 def test_R24_export_is_409_until_the_match_ends_then_it_verifies(client, tmp_path, capsys):
     game_id, tokens = create(client, seats=2, hands=2, seed=11)
     assert client.get(f"/v1/games/{game_id}/export").status_code == 409
