@@ -4,7 +4,7 @@ keys, a refused move's explanation, a reload mid-hand, 375 px wide; no console e
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from service.game.variants import replay_log
 from tests.browser.conftest import Console
@@ -170,3 +170,57 @@ def keyboard_move(page: Page, table: Table) -> None:
 
 
 FOCUSED_MOVE = "document.activeElement.matches('#hand button, #draw, #pass')"
+
+
+def test_a_read_that_fails_once_is_said_and_tried_again_not_left_stale(
+        page: Page, live: str, console: Console) -> None:
+    """The page reads each version it shows: one read that fails (the service briefly
+    unreachable) must not leave it on an old state, which no event would ever wake (the AI
+    waits for this seat); it says so, tries again, and clears what it said."""
+    table = Table(page, live).start(opponents=3)
+    table.wait_for_my_move()
+    failed: list[str] = []
+
+    def fail_once(route: Route) -> None:
+        if failed:
+            route.continue_()
+        else:
+            failed.append(route.request.url)
+            route.abort()
+
+    page.route("**/state?version=*", fail_once)
+    page.route(f"**/v1/games/{table.game_id}", fail_once)
+    table.take_turn()
+    expect(page.locator("#problem")).to_contain_text("The service cannot be reached")
+    table.wait_for_my_move()
+    expect(page.locator("#problem")).to_be_empty()
+    assert failed and table.version() == table.api_state()["version"]
+    assert console.unexpected("net::ERR_FAILED") == []
+
+
+def test_keys_keep_the_focus_among_the_tiles_from_one_turn_to_the_next(
+        page: Page, live: str, console: Console) -> None:
+    table = Table(page, live).start(opponents=2)
+    table.wait_for_my_move()
+    expect(page.locator("#count-now")).to_be_hidden()  # All Fives' count only
+    expect(page.locator("#rules-spinner")).to_be_visible()
+    expect(page.locator("#rules-all-fives")).to_be_hidden()
+    for _ in range(3):
+        keyboard_move(page, table)
+        if not table.wait_for_my_move():
+            break
+        assert page.evaluate(FOCUSED_MOVE)  # no Tab back from the top of the page
+    assert console.errors == []
+
+
+def test_a_reload_after_the_match_shows_its_last_hand_and_its_end(
+        page: Page, live: str, console: Console) -> None:
+    table = Table(page, live).start()
+    table.play_to_the_end()
+    points = page.locator("#hand-end tbody tr td:last-child").all_inner_texts()
+    page.reload()
+    expect(page.locator("#match-end")).to_be_visible()
+    expect(page.locator("#hand-end")).to_be_visible()
+    assert page.locator("#hand-end tbody tr td:last-child").all_inner_texts() == points
+    assert [int(p) for p in points] == table.api_state()["scores"][-1]["points"]
+    assert console.errors == []

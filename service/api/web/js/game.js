@@ -17,8 +17,9 @@ const seatKey = (gameId) => `spinner.seat.${gameId}`;
 const game = {
   id: null, token: null, seat: null, players: [], events: [], state: null,
   received: 0, shown: 0, latest: 0, queue: [], draining: false, posting: false,
-  stream: null, chosen: null,
+  stream: null, chosen: null, troubled: false, wantsFocus: false,
 };
+const RETRY_MS = 2000;  // before a failed read, or a closed stream, is tried again
 
 /** Start the page: the game named in the URL if this tab holds its seat, else the form. */
 function start() {
@@ -29,7 +30,7 @@ function start() {
   const gameId = params.get("game");
   const held = gameId && JSON.parse(sessionStorage.getItem(seatKey(gameId)) || "null");
   if (held) {
-    resume(gameId, held).catch(showProblem);
+    resume(gameId, held).catch((error) => troubled(`${unreachable(error)}; reload to try again`));
   } else if (gameId) {
     put(byId("setup-problem"), `This tab holds no seat of game ${gameId}. `,
       el("a", {href: `/replay/${encodeURIComponent(gameId)}`}, "Its replay"),
@@ -67,6 +68,11 @@ async function resume(gameId, {token, seat}) {
   const {events} = await call("GET", gamePath(gameId, "/events"), {token});
   record(events);
   events.forEach((e) => note(e, false));
+  const fives = events[0].data.rules.variant === "all_fives";
+  byId("rules-spinner").hidden = fives;
+  byId("rules-all-fives").hidden = !fives;
+  const ended = events.findLast((e) => e.type === "hand_ended");  // shown until the next ends
+  if (ended) showHandEnd(byId("hand-end"), ended, game.players, game.seat);
   await showLatest();
   await listen();
 }
@@ -95,11 +101,20 @@ async function listen() {
     game.latest = Math.max(game.latest, JSON.parse(m.data).version);
     drain();
   });
+  stream.onopen = () => settled();
   stream.onerror = () => {
-    if (stream.readyState === EventSource.CLOSED && game.stream === stream && !finished()) {
-      setTimeout(() => listen().catch(showProblem), 1000);
-    }
+    if (game.stream !== stream || finished()) return;
+    troubled("The connection to the service was lost; reconnecting…");
+    if (stream.readyState === EventSource.CLOSED) setTimeout(reconnect, RETRY_MS);
   };
+}
+
+/** Open the stream again (with a new ticket), and again while the service is unreachable. */
+function reconnect() {
+  listen().catch((error) => {
+    troubled(`${unreachable(error)}; trying again…`);
+    setTimeout(reconnect, RETRY_MS);
+  });
 }
 
 function arrived(event) {
@@ -127,8 +142,9 @@ async function drain() {
       if (event.seq > game.shown && (!next || next.seat !== null)) await showVersion(event.seq);
     }
     if (game.latest > game.shown) await showLatest();
-  } catch (error) {
-    showProblem(error);
+  } catch (error) {  // a read that failed: the page would stay on an old state
+    troubled(`${unreachable(error)}; trying again…`);
+    setTimeout(drain, RETRY_MS);
   } finally {
     game.draining = false;
   }
@@ -171,7 +187,9 @@ function finished() {
 /** Draw a state of the game (never one older than the one shown). */
 function render(state) {
   if (state.version < game.shown) return;
-  const hadFocus = document.activeElement && byId("table").contains(document.activeElement);
+  settled();
+  const focused = document.activeElement;
+  if (focused && focused !== document.body) game.wantsFocus = byId("table").contains(focused);
   game.state = state;
   game.shown = state.version;
   game.chosen = null;
@@ -186,7 +204,7 @@ function render(state) {
   byId("draw").disabled = !can("draw");
   byId("pass").disabled = !can("pass");
   if (finished() && game.stream) game.stream.close();
-  if (hadFocus && mine) focusFirst();
+  if (game.wantsFocus && mine) focusFirst();  // kept while the buttons are drawn again
 }
 
 function drawTable(targets = []) {
@@ -254,7 +272,11 @@ async function submit(move) {
     render(await call("POST", gamePath(game.id, "/moves"),
       {token: game.token, body: move, ifMatch: game.shown}));
   } catch (error) {
-    showProblem(error);
+    if (error instanceof Problem) {
+      put(byId("problem"), `Refused: ${error.text}`);
+    } else {
+      troubled(`Your move was not sent: ${unreachable(error)}`);
+    }
     if (game.state) drawTable();
   } finally {
     game.posting = false;
@@ -262,8 +284,23 @@ async function submit(move) {
   }
 }
 
-function showProblem(error) {
-  put(byId("problem"), error instanceof Problem ? `Refused: ${error.text}` : String(error));
+/** What to say of a request that failed: the service's problem, or that it is unreachable. */
+function unreachable(error) {
+  return error instanceof Problem ? `The service answered: ${error.text}`
+    : "The service cannot be reached";
+}
+
+/** Say that the page has lost touch with the service (until `settled`). */
+function troubled(text) {
+  game.troubled = true;
+  put(byId("problem"), text);
+}
+
+/** Clear what `troubled` said, once the service answers again. */
+function settled() {
+  if (!game.troubled) return;
+  game.troubled = false;
+  put(byId("problem"));
 }
 
 function focusFirst() {
