@@ -111,14 +111,16 @@ def _running(scheduler: RQScheduler) -> bool:
 def work(settings: Settings, lanes: Sequence[str] = (FAST, EXPERT),
          notifications: bool = True) -> None:
     """Work the AI turn queues of `lanes`, then (with `notifications`) the notifications,
-    until told to stop."""
+    until told to stop; with rq's scheduler only for AI turns (notifications keep their
+    retries in the outbox)."""
     logs.configure()
     connection = connect(settings.queue_redis_url or settings.redis_url)
     wait_for_redis(connection)
     turns = RqTurnQueue(connection, settings)
     TurnWorker(turns, settings.ai_sweep_every_s, lanes,
                lambda: services().games.drain_deferred(),
-               lambda: services().notifier.sweep(), notifications).work(with_scheduler=True)
+               lambda: services().notifier.sweep(), notifications
+               ).work(with_scheduler=bool(lanes))  # AI turns' retries and clocks need it
 
 
 def wait_for_redis(connection: redis.Redis) -> None:

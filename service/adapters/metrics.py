@@ -42,7 +42,8 @@ WEBHOOK_DELIVERIES = Counter(
     "spinner_webhook_deliveries",
     "Tries to deliver a notification (webhook), by outcome: delivered (a 2xx), rejected (any "
     "other answer, a redirect too), no_answer (refused, timed out, TLS failed), deferred (not "
-    "tried: its receiver gave no answer earlier in the same drain; retried later), blocked "
+    "tried: its receiver gave no answer earlier in the same drain, or had 100 waiting; retried "
+    "later), blocked "
     "(its host did not resolve, or resolved to an address that is not public), not_queued "
     "(it could not be put in the outbox); and given_up, besides its outcome, for a try that "
     "was a notification's last",

@@ -1,21 +1,23 @@
 """Tries to deliver notifications: each signed per Standard Webhooks 1.0 and POSTed to the
 address its URL was checked to resolve to, redirects not followed.
 
-A `Delivery` makes the tries of one drain: it reads each game's URL and
-secret once, resolves each URL once, keeps one connection open to each receiver, and does
-not try again, within it, a receiver that gave no answer (its notifications go to their
-retries at once, so one receiver that hangs holds a drain up for one timeout, not one a
-notification), and tries the receivers at once, each in a thread (so many that hang hold it
-up for one timeout too). The secret stays in the game's meta: no log line or error holds
-it."""
+A `Delivery` makes the tries of one drain: it reads each game's URL and secret once,
+resolves each URL once, and gives each receiver a lane: its notifications in order, over one
+kept connection, tried in a thread of a pool shared by up to RECEIVERS_AT_ONCE receivers at
+once, which take turns. So a receiver slow to answer, or giving none, holds up its own
+notifications only; one that gave no answer is not tried again within the delivery (its
+notifications go to their retries at once). The secret stays in the game's meta: no log line
+or error holds it."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import Any
 
 from standardwebhooks.webhooks import Webhook
 
@@ -29,30 +31,39 @@ TIMEOUT_S = 5.0
 USER_AGENT = "spinner-dominoes-webhooks/1"
 RECEIVERS_AT_ONCE = 32
 """Receivers a delivery tries at once, each in a thread of its own."""
+SLICE = 32
+"""Notifications to one receiver written together (HTTP/1.1 pipelining) in its turn."""
+LANE_MOST = 100
+"""Notifications a receiver may have waiting in its lane; more fail at once, to be retried
+(a receiver slower than its games holds no more of the drain's memory)."""
 
 
-Notification = tuple[str, str, str, float]
-"""A notification to try: its game id, webhook-id, payload (JSON) and when it was made."""
+Notification = list[Any]
+"""A notification to try: its game id, webhook-id, payload (JSON), when it was made, and the
+delays of the retries it has left."""
+Report = Callable[[list[Notification], list[tuple[Notification, "DeliveryFailed"]]], None]
+"""Told of notifications tried (or not to be tried: their game gone): all of them, and those
+that failed, each with why; called from the lanes' threads."""
 
 
 class DeliveryFailed(Exception):
-    """Why a try did not deliver (naming the webhook-id, never the secret): it is retried.
-    Not `tried`: it was not sent (its receiver gave no answer to another), and costs no try."""
-
-    def __init__(self, why: str, tried: bool = True) -> None:
-        super().__init__(why)
-        self.tried = tried
+    """Why a try did not deliver (naming the webhook-id, never the secret): it is retried."""
 
 
 class Delivery:
-    """The tries of one drain, sharing game lookups and connections (close it)."""
+    """The tries of one drain, sharing game lookups, connections and threads (close it)."""
 
-    def __init__(self, store: RedisEventStore, allow_private: bool) -> None:
-        self.store, self.allow_private = store, allow_private
+    def __init__(self, store: RedisEventStore, allow_private: bool, report: Report) -> None:
+        self.store, self.allow_private, self.report = store, allow_private, report
         self.games: dict[str, tuple[str, str] | None] = {}
         self.targets: dict[str, Target | Refused] = {}
         self.connections: dict[Target, Channel] = {}
         self.unanswered: set[Target] = set()
+        self.lanes: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.broken: Exception | None = None
+        self.pool = ThreadPoolExecutor(RECEIVERS_AT_ONCE, thread_name_prefix="webhooks")
 
     def __enter__(self) -> Delivery:
         return self
@@ -62,38 +73,74 @@ class Delivery:
         self.close()
 
     def close(self) -> None:
-        """Close the connections kept open."""
+        """Let the lanes' turns under way end, then close the connections kept open."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
         for connection in self.connections.values():
             connection.close()
         self.connections.clear()
 
-    def attempt_all(self, notifications: Sequence[Notification]
-                    ) -> list[tuple[Notification, DeliveryFailed]]:
-        """Try each notification (game id, webhook-id, payload, made at), those to one
-        receiver in order and together (`Channel.post_all`), up to RECEIVERS_AT_ONCE
-        receivers at once (so receivers that give no answer hold it up for one timeout, not
-        one each); return those that failed, each with why."""
+    def submit(self, notifications: Sequence[Notification]) -> None:
+        """Put each notification in its receiver's lane (those refused now, or with no game,
+        are reported at once); start the turn of each lane that had none."""
+        settled: list[Notification] = []
         failed: list[tuple[Notification, DeliveryFailed]] = []
-        by_target: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
         for notification in notifications:
             try:
                 found = self._signed(notification)
             except DeliveryFailed as why:
                 failed.append((notification, why))
                 continue
-            if found is not None:
-                by_target.setdefault(found[0], []).append((notification, found[1]))
-        if len(by_target) < 2:  # none (all refused, or their games gone), or no thread needed
-            return failed + [f for item in by_target.items() for f in self._post_all(*item)]
-        with ThreadPoolExecutor(min(len(by_target), RECEIVERS_AT_ONCE)) as pool:
-            for outcome in pool.map(lambda item: self._post_all(*item), by_target.items()):
-                failed += outcome
-        return failed
+            if found is None:
+                settled.append(notification)
+            elif not self._queue(notification, *found):
+                metrics.WEBHOOK_DELIVERIES.labels("deferred").inc()
+                failed.append((notification, DeliveryFailed(
+                    f"{notification[1]}: not tried: its receiver has {LANE_MOST} waiting")))
+        if settled or failed:
+            self.report(settled + [n for n, _ in failed], failed)
+
+    def check(self) -> None:
+        """Raise what a lane met that was not a receiver's failure (Redis down, say)."""
+        if self.broken is not None:
+            raise self.broken
+
+    def _queue(self, notification: Notification, target: Target, headers: dict[str, str]
+               ) -> bool:
+        """Add a notification to its receiver's lane, starting its turn if it had none;
+        False if the lane is full."""
+        with self.lock:
+            lane = self.lanes.get(target)
+            if lane is not None and len(lane) >= LANE_MOST:
+                return False
+            if lane is None:
+                lane = self.lanes[target] = []
+                self.pool.submit(self._turn, target)
+            lane.append((notification, headers))
+            self.in_flight += 1
+        return True
+
+    def _turn(self, target: Target) -> None:
+        """Try up to SLICE of a lane's notifications, report them, and queue the lane's next
+        turn behind the other receivers' if more wait."""
+        with self.lock:
+            lane = self.lanes[target]
+            part, lane[:] = lane[:SLICE], lane[SLICE:]
+        try:
+            self.report([n for n, _ in part], self._post_all(target, part))
+        except Exception as error:  # the drain raises it (`check`)
+            self.broken = error
+        finally:
+            with self.lock:
+                self.in_flight -= len(part)
+                if not lane:
+                    del self.lanes[target]
+                elif self.broken is None:
+                    self.pool.submit(self._turn, target)
 
     def _signed(self, notification: Notification) -> tuple[Target, dict[str, str]] | None:
         """Return where a notification goes and its signed headers; None if its game is
         gone or has no URL; DeliveryFailed if its URL is refused now."""
-        game_id, webhook_id, payload, _ = notification
+        game_id, webhook_id, payload = notification[:3]
         found = self._game(game_id)
         if found is None:
             return None
@@ -149,8 +196,7 @@ class Delivery:
         """Count as deferred, and return as failed, notifications not tried (their receiver
         gave no answer earlier in this delivery)."""
         metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(signed))
-        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer",
-                                   tried=False))
+        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
                 for n, _ in signed]
 
     def _outcomes(self, signed: list[tuple[Notification, dict[str, str]]], statuses: list[int]

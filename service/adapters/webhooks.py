@@ -1,18 +1,18 @@
 """Turn notifications on rq: put on an outbox (by the append that makes them, or one Redis
-command after it), tried in batches by drain jobs, first tries and retries alike.
+command after it), tried by drain jobs, first tries and retries alike.
 
 `RqNotifier` is the use cases' `Notifier`: it checks URLs (webhook_targets) and pushes each
 notification onto the outbox (`outbox`): a move's append pushes them itself, in its own
 atomic step, where the store is a plain Redis (then the outbox lives there; else with the
 queue). The push that finds no drain queued or running queues
 `workers.jobs.drain_notifications`, which makes the tries (`drain`, through a
-`webhook_delivery.Delivery`). Under load one drain job thus tries many notifications over
-kept connections, where a job a notification cost a worker several times the try. A try that
-fails waits among the outbox's retries until its time (growing delays), when a drain takes
-it again with the first tries, receivers tried at once: so receivers that never answer cost
-a drain one timeout a batch, however many of their notifications are retried. A drain hands
-on to a fresh job after DRAIN_S, so the AI turns queued meanwhile are not held up behind
-it."""
+`webhook_delivery.Delivery`, whose lanes try each receiver's in order and many receivers at
+once). Under load one drain job thus tries many notifications over kept connections, where a
+job a notification cost a worker several times the try. A try that fails waits among the
+outbox's retries until its time (growing delays), when a drain takes it again with the
+first tries. A drain takes more while its lanes are busy, so a slow receiver holds up only
+its own; after DRAIN_S it hands on to a fresh job at its first moment with none busy, so the
+AI turns queued meanwhile for the same worker are not held up behind it for long."""
 
 from __future__ import annotations
 
@@ -28,7 +28,12 @@ from service.adapters import metrics
 from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
-from service.adapters.webhook_delivery import TIMEOUT_S, Delivery, DeliveryFailed
+from service.adapters.webhook_delivery import (
+    Delivery,
+    DeliveryFailed,
+    Notification,
+    Report,
+)
 from service.adapters.webhook_targets import Refused, resolve
 from service.usecases.ports import dumps
 
@@ -36,26 +41,18 @@ QUEUE_NAME = "notifications"
 """The queue every worker takes deliveries from, after its AI turns."""
 BATCH = 100
 """Notifications a drain takes from the outbox at once."""
+MOST_IN_FLIGHT = 4 * BATCH
+"""Notifications a drain has in its lanes at most; it takes no more until they are fewer."""
 DRAIN_S = 1.0
-"""How long a drain job takes more batches before it hands on to a fresh job."""
+"""How long a drain job goes on before it hands on to a fresh job (once its lanes are idle)."""
 GATHER_S = 0.05
-"""How long a drain waits after a batch shorter than BATCH, for more to gather: under load a
-batch then holds many, and the outbox's writes (each made durable) are a few a batch."""
+"""How long a drain waits after taking fewer than BATCH, for more to gather: under load it
+then takes many at once, and the outbox's writes (each made durable) are a few a batch."""
 LINGER_S = 0.2
 """How long a drain whose outbox stays empty waits before it ends: under a steady load one
 job thus tries every notification of DRAIN_S, not one job a few notifications."""
-SLICE = 32
-"""Notifications of a batch tried together; the lease is renewed after a slice that was slow
-(its receivers gave no answer)."""
 RENEW_S = LEASE_MS / 3000
-"""How slow a slice must be for the lease to be renewed after it."""
-RESOLVE_S = 30
-"""A bound on resolving the names of a batch's receivers."""
-DEFERRED_S = TIMEOUT_S
-"""How long a notification not sent (its receiver gave no answer to another in the same
-drain) waits to be tried, at no cost of a try, by a later drain."""
-DRAIN_TIMEOUT_S = int(RESOLVE_S + BATCH * TIMEOUT_S + DRAIN_S)
-"""rq's bound on a drain job: a batch whose every receiver gives no answer, at the end."""
+"""How often a drain whose lanes are busy, taking nothing, renews its lease."""
 log = logging.getLogger("spinner.webhooks")
 
 
@@ -120,66 +117,73 @@ class RqNotifier:
         return False
 
     def drain(self) -> int:
-        """Try the notifications in the outbox, and the retries due, a batch at a time, for
-        DRAIN_S (then queue a fresh drain); put each that failed among the retries. Return
-        how many were taken (tried, or deferred: 0 if another drain holds the lease)."""
+        """Try the notifications in the outbox, and the retries due, for DRAIN_S (then hand
+        on to a fresh drain); put each that failed among the retries. Return how many were
+        taken (0 if another drain holds the lease)."""
         token = self.outbox.claim()
         if token is None:
             return 0
-        with Delivery(self.store, self.allow_private) as delivery:
+        with Delivery(self.store, self.allow_private, self._settler(token)) as delivery:
             return self._drain(token, delivery, time.monotonic() + DRAIN_S)
 
     def _drain(self, token: str, delivery: Delivery, ends: float) -> int:
-        """Try batches until the outbox stays empty for LINGER_S (then release the lease),
-        the lease is lost, or `ends` (then hand on to a fresh drain job); return how many
+        """Give the lanes what a lost drain left, then what the outbox holds, until nothing
+        waits or is in flight for LINGER_S (then release the lease), the lease is lost, or
+        `ends` has passed with the lanes idle (then hand on to a fresh drain job; while a
+        lane is busy it takes more, so that the others' wait not for it); return how many
         were taken."""
-        tried, idle_since = 0, time.monotonic()
-        while (batch := self.outbox.take(token, BATCH)) is not None:
+        taken = self._give(delivery, self.outbox.recover(token))
+        idle_since = renewed = time.monotonic()
+        while taken is not None:
+            delivery.check()
             now = time.monotonic()
-            if batch:
-                retries = self._try_batch(token, delivery, batch)
-                if retries is None:
-                    break
-                self.outbox.done(token, retries)
-                tried, idle_since = tried + len(batch), time.monotonic()
-            elif now - idle_since >= LINGER_S and self.outbox.release(token):
-                break
-            if time.monotonic() > ends:
-                if self.outbox.hand_on(token):
+            if taken and now > ends and not delivery.in_flight:
+                if not self.outbox.release(token) and self.outbox.hand_on(token):
                     self.queue_drain()
                 break
-            if len(batch) < BATCH:
+            room = MOST_IN_FLIGHT - delivery.in_flight
+            batch = self._give(delivery, self.outbox.take(token, min(BATCH, room))) \
+                if room > 0 else 0
+            if batch is None:
+                break
+            if batch:
+                taken, idle_since, renewed = taken + batch, now, now
+            elif delivery.in_flight:
+                idle_since = now
+                if now - renewed > RENEW_S:
+                    if not self.outbox.renew(token):
+                        break
+                    renewed = now
+            elif now - idle_since >= LINGER_S and self.outbox.release(token):
+                break
+            if batch < BATCH:
                 time.sleep(GATHER_S)
-        return tried
-
-    def _try_batch(self, token: str, delivery: Delivery, batch: list[bytes]
-                   ) -> list[tuple[float, str]] | None:
-        """Try each of `batch`, a slice at a time, renewing the lease between slices that
-        are slow; return the retries of those that failed (when due, entry). None if the
-        lease was lost (another drain tries the batch again)."""
-        entries = [json.loads(entry) for entry in batch]
-        retries = []
-        for start in range(0, len(entries), SLICE):
-            began = time.monotonic()
-            part = {entry[1]: entry for entry in entries[start:start + SLICE]}
-            tries = [tuple(entry[:4]) for entry in part.values()]
-            for notification, failed in delivery.attempt_all(tries):
-                retry = self._retry(part[notification[1]], failed)
-                if retry is not None:
-                    retries.append(retry)
-            if time.monotonic() - began > RENEW_S and not self.outbox.renew(token):
-                return None
-        return retries
+        return taken or 0
 
     @staticmethod
-    def _retry(entry: list[Any], failed: DeliveryFailed) -> tuple[float, str] | None:
+    def _give(delivery: Delivery, batch: list[bytes] | None) -> int | None:
+        """Hand a batch to the lanes, oldest first; return its size (None if the lease was
+        lost)."""
+        if batch is None:
+            return None
+        delivery.submit(sorted((json.loads(entry) for entry in batch), key=lambda n: n[3]))
+        return len(batch)
+
+    def _settler(self, token: str) -> Report:
+        """Return what settles notifications tried: forgets them, putting those that failed
+        among the retries (or giving them up after their last try)."""
+        def settle(tried: list[Notification], failed: list[tuple[Notification, DeliveryFailed]]
+                   ) -> None:
+            retries = [retry for notification, why in failed
+                       if (retry := self._retry(notification, why)) is not None]
+            self.outbox.settle(token, [notification[1] for notification in tried], retries)
+        return settle
+
+    @staticmethod
+    def _retry(entry: Notification, failed: DeliveryFailed) -> tuple[float, str] | None:
         """Return when a failed notification's next try is due and its entry then (the
-        delays left after it; all of them, and due after a timeout, if it was not sent);
-        None if that was its last try."""
+        delays left after it); None if that was its last try."""
         game_id, webhook_id, payload, made_at, delays = entry
-        if not failed.tried:
-            log.info("%s; trying in %d s", failed, DEFERRED_S)
-            return time.time() + DEFERRED_S, json.dumps(entry)
         if not delays:
             metrics.WEBHOOK_DELIVERIES.labels("given_up").inc()
             log.warning("%s; its last try: given up", failed)
@@ -190,6 +194,7 @@ class RqNotifier:
 
     @reachable
     def queue_drain(self) -> None:
-        """Queue a drain job."""
-        self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=DRAIN_TIMEOUT_S,
+        """Queue a drain job, with no time limit: it lasts as long as its lanes are busy,
+        each try bounded by its timeout, and a drain lost is replaced once its lease ends."""
+        self.queue.enqueue_call("workers.jobs.drain_notifications", timeout=-1,
                                 result_ttl=0, failure_ttl=24 * 3600)

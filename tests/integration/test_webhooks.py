@@ -12,6 +12,7 @@ import json
 import logging
 import random
 import re
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -308,7 +309,7 @@ def test_a_batch_left_by_a_drain_killed_mid_batch_is_tried_by_the_next(
         token = notifier.outbox.claim()
         assert len(notifier.outbox.take(token, 100)) == 2  # then the drain dies
         assert notifier.drain() == 0  # the lease still holds: nobody else tries them
-        assert receiver.received == [] and redis_client.llen(TRYING) == 2
+        assert receiver.received == [] and redis_client.hlen(TRYING) == 2
         redis_client.delete(DRAIN)  # its lease runs out
         assert notifier.drain() == 2
         assert [body["game_id"] for body in receiver.bodies("turn")] == games
@@ -332,14 +333,15 @@ def test_a_notification_whose_drain_was_lost_is_queued_again_by_a_workers_sweep(
 
 def test_a_drain_past_its_time_hands_the_rest_to_a_fresh_drain_job(
         redis_url, redis_client, monkeypatch):
-    monkeypatch.setattr(webhooks, "DRAIN_S", 0.0)  # 2 s in service
+    monkeypatch.setattr(webhooks, "DRAIN_S", 0.0)  # 1 s in service
     monkeypatch.setattr(webhooks, "BATCH", 1)
+    monkeypatch.setattr(webhooks, "MOST_IN_FLIGHT", 1)  # none taken while one is tried
     notifier, client = notifier_and_client(redis_url)
     with Receiver() as receiver:
         for seed in (1, 2):
             create(client, receiver.url(), seed=seed)
         notifier.queue.empty()
-        assert notifier.drain() == 1  # one batch, then its time was up
+        assert notifier.drain() == 1  # one batch, then its time was up, its lanes idle
         assert len(receiver.received) == 1 and redis_client.llen(OUTBOX) == 1
         assert [job.func_name for job in notifier.queue.jobs] == [
             "workers.jobs.drain_notifications"]
@@ -387,46 +389,64 @@ def test_retries_to_receivers_that_never_answer_are_tried_together_with_a_first_
     """Each notification's retry is not a job of its own, tried one after another (eight
     receivers that never answer would hold the worker up for eight timeouts, and every
     game's first tries behind them): a drain takes the retries due with the first tries and
-    tries them at once. One not sent, since its receiver gave no answer earlier in the same
-    drain, costs no try: it is tried by a later drain."""
+    tries their receivers at once."""
     monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 1.0)  # 5 s in service
-    monkeypatch.setattr(webhooks, "DRAIN_S", 10.0)  # one drain, not one handing on to others
-    monkeypatch.setattr(webhooks, "DEFERRED_S", 1.0)  # 5 s in service
-    notifier, client = notifier_and_client(redis_url, retry_s="0,0")  # three tries, at once
+    notifier, client = notifier_and_client(redis_url, retry_s="1,1")  # three tries
     with contextlib.ExitStack() as receivers:
         hanging = [receivers.enter_context(Receiver(hang=True)) for _ in range(8)]
         for seed, receiver in enumerate(hanging):
             create(client, receiver.url(), seed=seed)
-        assert notifier.drain() == 8 + 8  # their first tries, then their second, deferred
-        assert [len(receiver.received) for receiver in hanging] == [1] * 8
-        time.sleep(webhooks.DEFERRED_S)  # when the deferred are due
+        assert notifier.drain() == 8 and len(retrying(redis_client)) == 8
         answering = receivers.enter_context(Receiver())
         create(client, answering.url(), seed=8)
-        assert notifier.drain() == 1 + 8 + 8  # then their third tries, not sent: deferred
+        time.sleep(1.0)  # the retries are due
+        assert notifier.drain() == 1 + 8
         assert len(answering.bodies("turn")) == 1
         assert [len(receiver.received) for receiver in hanging] == [2] * 8
         arrivals = [receiver.received[1].at for receiver in hanging]
         assert max(arrivals) - min(arrivals) < webhook_delivery.TIMEOUT_S  # all at once
-        assert len(retrying(redis_client)) == 8
-        time.sleep(webhooks.DEFERRED_S)  # when the deferred are due
+        time.sleep(1.0)
         assert notifier.drain() == 8
         assert [len(receiver.received) for receiver in hanging] == [3] * 8
     assert not redis_client.exists(OUTBOX, TRYING, RETRIES)  # all given up, after 3 tries
 
 
+def test_a_receiver_slow_to_answer_holds_up_only_its_own_notifications(
+        redis_url, redis_client, monkeypatch):
+    """Each receiver has a lane of its own: while one is slow to answer (here it never
+    does), the drain goes on taking and trying the others' notifications."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 3.0)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver(hang=True) as slow, Receiver() as quick:
+        create(client, slow.url(), seed=1)
+        draining = threading.Thread(target=notifier.drain)
+        draining.start()
+        assert wait_until(lambda: slow.received, 5)  # its try hangs from now on
+        made = time.monotonic()
+        create(client, quick.url(), seed=2)
+        assert wait_until(lambda: quick.received, 5)
+        assert quick.received[0].at - made < webhook_delivery.TIMEOUT_S / 2  # not after it
+        assert slow.received and not slow.released.is_set()
+        draining.join()
+    assert len(retrying(redis_client)) == 1  # the slow one's, which got no answer in time
+
+
 def test_retries_wait_for_their_time_and_come_after_the_first_tries(redis_url, redis_client):
     outbox = Outbox(redis_client)
-    for entry in ("first", "second"):
+    first, second, due, later = (json.dumps(["g", name, "{}", 0, []]) for name in (
+        "first", "second", "retry due", "retry later"))
+    for entry in (first, second):
         outbox.push(entry)
     token = outbox.claim()
-    assert outbox.take(token, 1) == [b"first"]
-    outbox.done(token, [(time.time() - 1, "retry due"), (time.time() + 60, "retry later")])
-    assert outbox.take(token, 2) == [b"second", b"retry due"]  # the outbox's first
-    outbox.done(token, [])
+    assert outbox.take(token, 1) == [first.encode()]
+    assert outbox.settle(token, ["first"], [(time.time() - 1, due), (time.time() + 60, later)])
+    assert outbox.take(token, 2) == [second.encode(), due.encode()]  # the outbox's first
+    assert redis_client.hkeys(TRYING) == [b"second", b"retry due"]
+    assert outbox.settle(token, ["second", "retry due"], [])
     assert outbox.take(token, 2) == [] and outbox.release(token)  # nothing due: it ends
-    assert redis_client.zrange(RETRIES, 0, -1) == [b"retry later"]
+    assert redis_client.zrange(RETRIES, 0, -1) == [later.encode()]
     assert not outbox.sweep()  # nothing due: no drain to queue
-    redis_client.zadd(RETRIES, {"retry later": 0})  # its time comes
+    redis_client.zadd(RETRIES, {later: 0})  # its time comes
     assert outbox.sweep() and redis_client.get(DRAIN) == b"queued"
 
 

@@ -14,7 +14,9 @@ from rq.scheduler import RQScheduler
 from service.adapters.bootstrap import connect
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import QUEUE_NAME, RqTurnQueue
-from service.usecases.ai_turns import FAST
+from service.adapters.webhooks import QUEUE_NAME as NOTIFICATIONS
+from service.usecases.ai_turns import EXPERT, FAST
+from workers import runner
 from workers.runner import TurnWorker
 
 
@@ -40,3 +42,16 @@ def test_a_worker_whose_queues_another_scheduler_serves_starts_none_and_says_not
         assert len(warned) == 1 and "started it" in warned[0]
     finally:
         worker.stop_scheduler()
+
+
+def test_only_a_worker_of_ai_turns_runs_a_scheduler(redis_url: str, redis_client: redis.Redis,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notifications keep their retries in the outbox: `spinner serve`'s notifier runs no
+    scheduler (one left behind when the notifier was killed held its lock for nothing)."""
+    asked: list[tuple[tuple[str, ...], bool]] = []
+    monkeypatch.setattr(TurnWorker, "work", lambda worker, with_scheduler: asked.append(
+        (tuple(worker.queue_names()), with_scheduler)))
+    for lanes in [(), (FAST,), (FAST, EXPERT)]:
+        runner.work(Settings(redis_url=redis_url), lanes, notifications=not lanes)
+    assert asked == [((NOTIFICATIONS,), False), ((QUEUE_NAME,), True),
+                     ((QUEUE_NAME, f"{QUEUE_NAME}-expert"), True)]
