@@ -104,8 +104,15 @@ async function listen() {
   stream.onopen = () => settled();
   stream.onerror = () => {
     if (game.stream !== stream || finished()) return;
-    troubled("The connection to the service was lost; reconnecting…");
-    if (stream.readyState === EventSource.CLOSED) setTimeout(reconnect, RETRY_MS);
+    if (stream.readyState === EventSource.CLOSED) {
+      setTimeout(reconnect, RETRY_MS);
+      return;
+    }
+    setTimeout(() => {  // the browser reconnects on its own: say so only if it takes a while
+      if (game.stream === stream && stream.readyState !== EventSource.OPEN && !finished()) {
+        troubled("The connection to the service was lost; reconnecting…");
+      }
+    }, RETRY_MS);
   };
 }
 
