@@ -33,9 +33,9 @@ same JSON, its retry delays those left after this one."""
 DRAIN = "spinner:{webhooks}:drain"
 """The mark of a drain: `queued` (its job is queued), or the token of the drain that runs."""
 QUEUED = "queued"
-LEASE_MS = 60_000
-"""How long a mark stands unless renewed: a drain renews it with each batch, and more often
-while a batch is slow; a drain or job lost is replaced after this long."""
+LEASE_MS = 20_000
+"""How long a mark stands unless renewed: a drain renews it as it takes, and every few seconds
+while its lanes are busy; a drain or job lost is replaced after this long (and a sweep)."""
 
 PUSH_LUA = """
 local function push_outbox(outbox, mark, first, last, lease)

@@ -5,7 +5,7 @@ A `Delivery` makes the tries of one drain: it reads each game's URL and secret o
 resolves each URL once, and gives each receiver a lane: its notifications in order, over one
 kept connection, tried in a thread of a pool shared by up to RECEIVERS_AT_ONCE receivers at
 once, which take turns. So a receiver slow to answer, or giving none, holds up its own
-notifications only; one that gave no answer is not tried again within the delivery (its
+notifications only; one that gave no answer is not tried again for UNANSWERED_S (its
 notifications go to their retries at once). The secret stays in the game's meta: no log line
 or error holds it."""
 
@@ -29,8 +29,11 @@ from service.adapters.webhook_targets import Refused, Target, resolve
 TIMEOUT_S = 5.0
 """A try that has no connection, or no answer's head, within this long failed (API.md)."""
 USER_AGENT = "spinner-dominoes-webhooks/1"
-RECEIVERS_AT_ONCE = 32
+RECEIVERS_AT_ONCE = 64
 """Receivers a delivery tries at once, each in a thread of its own."""
+UNANSWERED_S = 15.0
+"""How long a receiver that gave no answer is not tried again within a delivery (its
+notifications go to their retries at once, each counted as a try): then it is, once."""
 SLICE = 32
 """Notifications to one receiver written together (HTTP/1.1 pipelining) in its turn."""
 LANE_MOST = 100
@@ -58,7 +61,8 @@ class Delivery:
         self.games: dict[str, tuple[str, str] | None] = {}
         self.targets: dict[str, Target | Refused] = {}
         self.connections: dict[Target, Channel] = {}
-        self.unanswered: set[Target] = set()
+        self.unanswered: dict[Target, float] = {}
+        """Receivers that gave no answer, and when."""
         self.lanes: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
         self.lock = threading.Lock()
         self.in_flight = 0
@@ -172,7 +176,7 @@ class Delivery:
                   ) -> list[tuple[Notification, DeliveryFailed]]:
         """POST the notifications to one target on its kept connection; return those that
         got no 2xx, or no answer (then the target is not tried again in this delivery)."""
-        if target in self.unanswered:
+        if time.monotonic() - self.unanswered.get(target, -UNANSWERED_S) < UNANSWERED_S:
             return self._deferred(signed)
         channel = self.connections.get(target)
         if channel is None:
@@ -182,7 +186,7 @@ class Delivery:
             channel.post_all([(headers, n[2].encode()) for n, headers in signed], statuses)
         except OSError as error:  # refused, timed out, TLS, not HTTP
             channel.close()
-            self.unanswered.add(target)
+            self.unanswered[target] = time.monotonic()
             metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
             unanswered = signed[len(statuses)][0]
             why = DeliveryFailed(f"{unanswered[1]}: no answer: {type(error).__name__}")

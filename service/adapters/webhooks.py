@@ -51,7 +51,7 @@ then takes many at once, and the outbox's writes (each made durable) are a few a
 LINGER_S = 0.2
 """How long a drain whose outbox stays empty waits before it ends: under a steady load one
 job thus tries every notification of DRAIN_S, not one job a few notifications."""
-RENEW_S = LEASE_MS / 3000
+RENEW_S = LEASE_MS / 4000
 """How often a drain whose lanes are busy, taking nothing, renews its lease."""
 log = logging.getLogger("spinner.webhooks")
 

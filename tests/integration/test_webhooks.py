@@ -431,6 +431,36 @@ def test_a_receiver_slow_to_answer_holds_up_only_its_own_notifications(
     assert len(retrying(redis_client)) == 1  # the slow one's, which got no answer in time
 
 
+def test_a_receiver_that_gave_no_answer_is_tried_again_after_a_while_in_one_delivery(
+        redis_url, redis_client, monkeypatch):
+    """A drain lasts as long as its lanes are busy: a receiver that missed one answer is
+    spared for UNANSWERED_S (its notifications go to their retries), not for the whole drain,
+    which would give up all of them without sending one."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.5)  # 5 s in service
+    monkeypatch.setattr(webhook_delivery, "UNANSWERED_S", 1.5)  # 15 s in service
+    notifier, client = notifier_and_client(redis_url)
+    games = {}
+    with Receiver(hang=True) as receiver:
+        for seed in (1, 2, 3):
+            create(client, receiver.url(), seed=seed)
+            games[seed] = json.loads(redis_client.lpop(OUTBOX))
+        failed: list[str] = []
+        with webhook_delivery.Delivery(notifier.store, True, lambda tried, why: failed.extend(
+                n[1] for n, _ in why)) as delivery:
+            delivery.submit([games[1]])
+            assert wait_until(lambda: not delivery.in_flight, 5) and len(failed) == 1
+            delivery.submit([games[2]])  # spared: not sent
+            assert wait_until(lambda: not delivery.in_flight, 5) and len(failed) == 2
+            assert len(receiver.received) == 1
+            time.sleep(webhook_delivery.UNANSWERED_S)
+            receiver.release()  # it answers again
+            delivery.submit([games[3]])
+            assert wait_until(lambda: not delivery.in_flight, 5)
+        assert [r.headers["webhook-id"] for r in receiver.received] == [
+            games[1][1], games[3][1]]
+        assert failed == [games[1][1], games[2][1]]  # the third was delivered
+
+
 def test_retries_wait_for_their_time_and_come_after_the_first_tries(redis_url, redis_client):
     outbox = Outbox(redis_client)
     first, second, due, later = (json.dumps(["g", name, "{}", 0, []]) for name in (
