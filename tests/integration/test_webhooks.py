@@ -1,6 +1,6 @@
 """Turn notifications (API.md "Lifecycle"): a real receiver on loopback, a real rq worker.
 
-Every `turn` of a game arrives in order of version, signed as the `standardwebhooks` library
+Every `turn` of a game arrives (at least once), signed as the `standardwebhooks` library
 verifies; a failed try is retried under the same webhook-id; a receiver that never answers
 slows no move; no body holds a tile; a URL that is http or private is refused at creation,
 and one that resolves to a private address at delivery is not called."""
@@ -119,13 +119,16 @@ def assert_signed_and_tileless(receiver: Receiver, secret: str) -> None:
 
 
 @pytest.mark.parametrize("ai", [{}, {1: "greedy"}], ids=["two-humans", "human-vs-ai"])
-def test_every_turn_arrives_in_order_signed_and_without_a_tile(client, worker, ai):
+def test_every_turn_arrives_signed_and_without_a_tile(client, worker, ai):
     with Receiver() as receiver:
         game_id, tokens, secret = create(client, receiver.url(), ai)
         versions = human_turns(client, game_id, tokens)
         assert wait_until(lambda: receiver.bodies("game_ended"), 20)
+        # at least once: a try that failed (a loaded machine) comes later, by its retry
+        assert wait_until(lambda: {t["version"] for t in receiver.bodies("turn")} >= set(
+            versions), 10)
         turns = receiver.bodies("turn")
-        assert [t["version"] for t in turns] == versions  # all, once each, in order
+        assert sorted({t["version"] for t in turns}) == versions  # all, and no other
         assert all(t["game_id"] == game_id and t["seat"] in tokens for t in turns)
         assert all(t["turn_deadline"] is None for t in turns)  # no clock in these rules
         ended, final = receiver.bodies("hand_ended"), receiver.bodies("game_ended")
