@@ -90,12 +90,36 @@ function nearHalf(played, a, b) {
 export function drawLayout(box, layout, newEnds, {owed = [], targets = [], onEnd} = {}) {
   const {pieces, ends} = place(layout.tiles, newEnds);
   const boxes = pieces.map((p) => p.box);
-  const marks = layout.ends.map((end) => endMark(end, ends.get(end.id), {
-    owed: owed.includes(end.id), target: targets.includes(end.id), onEnd}));
-  const picture = svg("svg", {viewBox: viewBox(boxes, [...ends.values()]), role: "group",
+  const taken = [...boxes], spots = [];
+  const marks = layout.ends.map((end) => {
+    const where = ends.get(end.id);
+    if (!where) return null;
+    const spot = markSpot(where, taken);
+    spots.push(spot);
+    return endMark(end, where[0], spot, {owed: owed.includes(end.id),
+                                         target: targets.includes(end.id), onEnd});
+  });
+  const picture = svg("svg", {viewBox: viewBox(boxes, spots), role: "group",
                               "aria-label": caption(layout, owed), class: "board"},
     ...pieces.map(piece), ...marks);
   box.replaceChildren(picture);
+}
+
+const MARK = 0.45;  // half the side of the square an end's mark takes, in units
+const MARK_STEPS = 6;  // how many half units beyond its end a mark may move to find room
+
+/** Where an end's mark goes: half a unit beyond the end, or as little further on as leaves
+ * it clear of every tile and mark drawn; where it belongs if nothing is clear. */
+function markSpot([a, d], taken) {
+  for (let step = 1; step <= MARK_STEPS; step++) {
+    const m = add(a, d, step / 2);
+    const box = {x: m[0] - MARK, y: m[1] - MARK, w: 2 * MARK, h: 2 * MARK};
+    if (!taken.some((r) => overlaps(r, box))) {
+      taken.push(box);
+      return m;
+    }
+  }
+  return add(a, d, 0.5);
 }
 
 function caption(layout, owed) {
@@ -105,11 +129,11 @@ function caption(layout, owed) {
 }
 
 /** The picture's box, centred on the opening double (R12: it lies in the middle). */
-function viewBox(boxes, ends) {
+function viewBox(boxes, spots) {
   let reach = [5, 3];  // at least this wide and high: a lone tile is not drawn huge
   const see = (x, y) => { reach = [Math.max(reach[0], Math.abs(x)), Math.max(reach[1], Math.abs(y))]; };
   for (const b of boxes) { see(b.x, b.y); see(b.x + b.w, b.y + b.h); }
-  for (const [a, d] of ends) see(...add(a, d, 0.5));
+  for (const m of spots) see(...m);
   const [w, h] = reach.map((r) => r + 0.8);
   return [-w, -h, 2 * w, 2 * h].map((v) => (v * UNIT).toFixed(1)).join(" ");
 }
@@ -143,9 +167,8 @@ function halfText(at, half, declared) {
   return text;
 }
 
-function endMark(end, where, {owed, target, onEnd}) {
-  if (!where) return null;
-  const [a, d] = where, m = add(a, d, 0.5);
+/** An end's mark at `m`, tied to its end at `a` by a dotted line if it had to move on. */
+function endMark(end, a, m, {owed, target, onEnd}) {
   const name = `open end ${end.id}, value ${end.value}${owed ? ", owed (R17)" : ""}`;
   const attrs = {class: `end${owed ? " owed" : ""}${target ? " target" : ""}`,
                  "data-end": end.id, "aria-label": target ? `play on ${name}` : name};
@@ -153,8 +176,11 @@ function endMark(end, where, {owed, target, onEnd}) {
     Object.assign(attrs, {role: "button", tabindex: "0", onclick: () => onEnd(end.id),
                           onkeydown: (e) => pressed(e) && onEnd(end.id)});
   } else attrs.role = "img";
+  const moved = Math.hypot(m[0] - a[0], m[1] - a[1]) > 0.6;
   return svg("g", attrs,
     svg("title", {}, name),
+    moved ? svg("line", {x1: a[0] * UNIT, y1: a[1] * UNIT, x2: m[0] * UNIT, y2: m[1] * UNIT,
+                         class: "link"}) : null,
     owed ? svg("circle", {cx: m[0] * UNIT, cy: m[1] * UNIT, r: UNIT * 0.55, class: "owed-ring"}) : null,
     svg("circle", {cx: m[0] * UNIT, cy: m[1] * UNIT, r: UNIT * 0.4, class: "end-dot"}),
     svg("text", {x: m[0] * UNIT, y: m[1] * UNIT, "text-anchor": "middle",
