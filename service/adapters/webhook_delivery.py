@@ -44,6 +44,8 @@ LANE_MOST = 100
 Notification = list[Any]
 """A notification to try: its game id, webhook-id, payload (JSON), when it was made, and the
 delays of the retries it has left."""
+Sent = tuple[Notification, str]
+"""A notification in its receiver's lane, with the secret that signs it as it is sent."""
 Report = Callable[[list[Notification], list[tuple[Notification, "DeliveryFailed"]]], None]
 """Told of notifications tried (or not to be tried: their game gone): all of them, and those
 that failed, each with why; called from the lanes' threads."""
@@ -63,7 +65,7 @@ class Delivery:
         self.connections: dict[Target, Channel] = {}
         self.unanswered: dict[Target, float] = {}
         """Receivers that gave no answer, and when."""
-        self.lanes: dict[Target, list[tuple[Notification, dict[str, str]]]] = {}
+        self.lanes: dict[Target, list[Sent]] = {}
         self.lock = threading.Lock()
         self.in_flight = 0
         self.broken: Exception | None = None
@@ -90,7 +92,7 @@ class Delivery:
         failed: list[tuple[Notification, DeliveryFailed]] = []
         for notification in notifications:
             try:
-                found = self._signed(notification)
+                found = self._route(notification)
             except DeliveryFailed as why:
                 failed.append((notification, why))
                 continue
@@ -108,8 +110,7 @@ class Delivery:
         if self.broken is not None:
             raise self.broken
 
-    def _queue(self, notification: Notification, target: Target, headers: dict[str, str]
-               ) -> bool:
+    def _queue(self, notification: Notification, target: Target, secret: str) -> bool:
         """Add a notification to its receiver's lane, starting its turn if it had none;
         False if the lane is full."""
         with self.lock:
@@ -119,7 +120,7 @@ class Delivery:
             if lane is None:
                 lane = self.lanes[target] = []
                 self.pool.submit(self._turn, target)
-            lane.append((notification, headers))
+            lane.append((notification, secret))
             self.in_flight += 1
         return True
 
@@ -141,15 +142,16 @@ class Delivery:
                 elif self.broken is None:
                     self.pool.submit(self._turn, target)
 
-    def _signed(self, notification: Notification) -> tuple[Target, dict[str, str]] | None:
-        """Return where a notification goes and its signed headers; None if its game is
-        gone or has no URL; DeliveryFailed if its URL is refused now."""
-        game_id, webhook_id, payload = notification[:3]
+    def _route(self, notification: Notification) -> tuple[Target, str] | None:
+        """Return where a notification goes and the secret that signs it (when it is sent,
+        so that its timestamp is the send's); None if its game is gone or has no URL;
+        DeliveryFailed if its URL is refused now."""
+        game_id, webhook_id = notification[:2]
         found = self._game(game_id)
         if found is None:
             return None
         url, secret = found
-        return self._target(url, webhook_id), signed_headers(secret, webhook_id, payload)
+        return self._target(url, webhook_id), secret
 
     def _game(self, game_id: str) -> tuple[str, str] | None:
         """Return the game's URL and secret, read once; None if it has none (or is gone)."""
@@ -172,10 +174,11 @@ class Delivery:
             raise DeliveryFailed(f"{webhook_id}: not called: {found}")
         return found
 
-    def _post_all(self, target: Target, signed: list[tuple[Notification, dict[str, str]]]
+    def _post_all(self, target: Target, signed: list[Sent]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
-        """POST the notifications to one target on its kept connection; return those that
-        got no 2xx, or no answer (then the target is not tried again in this delivery)."""
+        """POST the notifications to one target on its kept connection, each signed as it
+        goes; return those that got no 2xx, or no answer (then the target is spared for
+        UNANSWERED_S)."""
         if time.monotonic() - self.unanswered.get(target, -UNANSWERED_S) < UNANSWERED_S:
             return self._deferred(signed)
         channel = self.connections.get(target)
@@ -183,7 +186,8 @@ class Delivery:
             channel = self.connections[target] = Channel(target, TIMEOUT_S)
         statuses: list[int] = []
         try:
-            channel.post_all([(headers, n[2].encode()) for n, headers in signed], statuses)
+            channel.post_all([(signed_headers(secret, n[1], n[2]), n[2].encode())
+                              for n, secret in signed], statuses)
         except OSError as error:  # refused, timed out, TLS, not HTTP
             channel.close()
             self.unanswered[target] = time.monotonic()
@@ -195,7 +199,7 @@ class Delivery:
         return self._outcomes(signed, statuses)
 
     @staticmethod
-    def _deferred(signed: list[tuple[Notification, dict[str, str]]]
+    def _deferred(signed: list[Sent]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
         """Count as deferred, and return as failed, notifications not tried (their receiver
         gave no answer earlier in this delivery)."""
@@ -203,7 +207,7 @@ class Delivery:
         return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
                 for n, _ in signed]
 
-    def _outcomes(self, signed: list[tuple[Notification, dict[str, str]]], statuses: list[int]
+    def _outcomes(self, signed: list[Sent], statuses: list[int]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
         """Count each answered notification by its status; return those that got no 2xx."""
         failed = []

@@ -464,6 +464,21 @@ def test_a_receiver_that_gave_no_answer_is_tried_again_after_a_while_in_one_deli
         assert failed == [games[1][1], games[2][1]]  # the third was delivered
 
 
+def test_a_notification_is_signed_as_it_is_sent_not_as_it_waits_in_its_lane(
+        redis_url, redis_client):
+    """A receiver's notifications wait in its lane behind one slow to be answered: each is
+    signed as it is sent, so its `webhook-timestamp` is the send's, not minutes old (which a
+    receiver checking the timestamp's tolerance would refuse)."""
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver(hang=True) as receiver:
+        for seed in (1, 2):
+            create(client, receiver.url(), seed=seed)
+        threading.Timer(3.0, receiver.release).start()  # the first answered after 3 s
+        assert notifier.drain() == 2
+    first, second = (int(r.headers["webhook-timestamp"]) for r in receiver.received)
+    assert second - first >= 2  # signed as it went, once the first was answered
+
+
 def test_retries_wait_for_their_time_and_come_after_the_first_tries(redis_url, redis_client):
     outbox = Outbox(redis_client)
     first, second, due, later = (json.dumps(["g", name, "{}", 0, []]) for name in (
