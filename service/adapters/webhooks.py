@@ -130,7 +130,7 @@ class RqNotifier:
         """Give the lanes what a lost drain left, then what the outbox holds, until nothing
         waits or is in flight for LINGER_S (then release the lease), the lease is lost, or
         `ends` has passed with the lanes idle (then hand on to a fresh drain job; while a
-        lane is busy it takes more, so that the others' wait not for it); return how many
+        lane is busy it takes more, so that the others do not wait for it); return how many
         were taken."""
         taken = self._give(delivery, self.outbox.recover(token))
         idle_since = renewed = time.monotonic()
