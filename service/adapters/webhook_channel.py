@@ -20,7 +20,7 @@ import re
 import socket
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from service.adapters.webhook_targets import Target
 
@@ -37,6 +37,10 @@ TLS = ssl.create_default_context()
 
 class BadAnswer(OSError):
     """An answer that is not HTTP/1.x, or too long a head: the try got no answer."""
+
+
+Headers = dict[str, str] | Callable[[], dict[str, str]]
+"""A request's headers, or what makes them as the request is written (a signature's time)."""
 
 
 class Channel:
@@ -57,7 +61,7 @@ class Channel:
             self.sock = None
         self.came = b""
 
-    def post(self, headers: dict[str, str], body: bytes) -> int:
+    def post(self, headers: Headers, body: bytes) -> int:
         """POST `body` with `headers` to the target's path; return the answer's status. The
         connection (if open) and the head's wait share the timeout; OSError if no answer."""
         deadline = time.monotonic() + self.timeout_s
@@ -67,7 +71,7 @@ class Channel:
         self.sock.sendall(self._request(headers, body))
         return self._answer(deadline)
 
-    def post_all(self, requests: Sequence[tuple[dict[str, str], bytes]],
+    def post_all(self, requests: Sequence[tuple[Headers, bytes]],
                  statuses: list[int]) -> None:
         """POST each of `requests` (headers, body) in order, appending each answer's status
         to `statuses`; OSError for the first that got no answer (the rest not sent)."""
@@ -87,9 +91,10 @@ class Channel:
             except ConnectionError:  # closed before answering: the rest on a fresh one
                 self.close()
 
-    def _request(self, headers: dict[str, str], body: bytes) -> bytes:
-        """Return a POST's bytes, head and body."""
-        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    def _request(self, headers: Headers, body: bytes) -> bytes:
+        """Return a POST's bytes, head and body (its headers made now, if made as sent)."""
+        made = headers() if callable(headers) else headers
+        lines = "".join(f"{name}: {value}\r\n" for name, value in made.items())
         return (f"POST {self.target.path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
                 f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -186,7 +187,7 @@ class Delivery:
             channel = self.connections[target] = Channel(target, TIMEOUT_S)
         statuses: list[int] = []
         try:
-            channel.post_all([(signed_headers(secret, n[1], n[2]), n[2].encode())
+            channel.post_all([(partial(signed_headers, secret, n[1], n[2]), n[2].encode())
                               for n, secret in signed], statuses)
         except OSError as error:  # refused, timed out, TLS, not HTTP
             channel.close()
