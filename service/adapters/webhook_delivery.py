@@ -24,7 +24,7 @@ from standardwebhooks.webhooks import Webhook
 
 from service.adapters import metrics
 from service.adapters.redis_store import RedisEventStore
-from service.adapters.webhook_channel import Channel
+from service.adapters.webhook_channel import PIPELINE, Channel
 from service.adapters.webhook_targets import Refused, Target, resolve
 
 TIMEOUT_S = 5.0
@@ -35,8 +35,9 @@ RECEIVERS_AT_ONCE = 64
 UNANSWERED_S = 15.0
 """How long a receiver that gave no answer is not tried again within a delivery (its
 notifications go to their retries at once, each counted as a try): then it is, once."""
-SLICE = 32
-"""Notifications to one receiver written together (HTTP/1.1 pipelining) in its turn."""
+SLICE = PIPELINE
+"""Notifications a lane tries in its turn before the other receivers' turns: as many as its
+connection writes together."""
 LANE_MOST = 100
 """Notifications a receiver may have waiting in its lane; more fail at once, to be retried
 (a receiver slower than its games holds no more of the drain's memory)."""
@@ -203,7 +204,7 @@ class Delivery:
     def _deferred(signed: list[Sent]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
         """Count as deferred, and return as failed, notifications not tried (their receiver
-        gave no answer earlier in this delivery)."""
+        gave no answer within UNANSWERED_S)."""
         metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(signed))
         return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
                 for n, _ in signed]

@@ -183,14 +183,13 @@ class RqNotifier:
     def _retry(entry: Notification, failed: DeliveryFailed) -> tuple[float, str] | None:
         """Return when a failed notification's next try is due and its entry then (the
         delays left after it); None if that was its last try."""
-        game_id, webhook_id, payload, made_at, delays = entry
+        delays = entry[4]
         if not delays:
             metrics.WEBHOOK_DELIVERIES.labels("given_up").inc()
             log.warning("%s; its last try: given up", failed)
             return None
         log.info("%s; retrying in %d s", failed, delays[0])
-        return time.time() + delays[0], json.dumps(
-            [game_id, webhook_id, payload, made_at, delays[1:]])
+        return time.time() + delays[0], json.dumps([*entry[:4], delays[1:]])
 
     @reachable
     def queue_drain(self) -> None:
