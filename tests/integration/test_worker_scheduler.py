@@ -40,8 +40,9 @@ def test_a_worker_whose_queues_another_scheduler_serves_starts_none_and_says_not
         assert worker.scheduler._process is not None and worker.scheduler._process.is_alive()
         warned = [r.getMessage() for r in caplog.records if r.name == "spinner.worker"]
         assert len(warned) == 1 and "started it" in warned[0]
-    finally:
-        worker.stop_scheduler()
+    finally:  # SIGKILL: rq's SIGTERM can reach the child before it handles SIGTERM, and
+        worker.scheduler._process.kill()  # then it outlives the join, which waits for ever
+        worker.scheduler._process.join(10)
 
 
 def test_only_a_worker_of_ai_turns_runs_a_scheduler(redis_url: str, redis_client: redis.Redis,
