@@ -107,6 +107,13 @@ WATCH_VERSIONS = """() => {
   }).observe(shown, {childList: true, characterData: true, subtree: true});
 }"""
 """Keep each version the page shows, in order (Playwright evaluates it, past the CSP)."""
+WATCH_PROBLEMS = """() => {
+  const problem = document.querySelector("#problem");
+  window.problemsSaid = [];
+  new MutationObserver(() => window.problemsSaid.push(problem.textContent))
+    .observe(problem, {childList: true, characterData: true, subtree: true});
+}"""
+"""Keep each thing the page says in its problem line, in order, cleared lines included."""
 
 
 def test_a_refused_move_shows_the_services_explanation(page: Page, live: str,
@@ -178,6 +185,7 @@ def test_a_read_that_fails_once_is_said_and_tried_again_not_left_stale(
     unreachable) must not leave it on an old state, which no event would ever wake (the AI
     waits for this seat); it says so, tries again, and clears what it said."""
     table = Table(page, live).start(opponents=3)
+    page.evaluate(WATCH_PROBLEMS)
     table.wait_for_my_move()
     failed: list[str] = []
 
@@ -196,9 +204,10 @@ def test_a_read_that_fails_once_is_said_and_tried_again_not_left_stale(
         if failed:
             break
         table.wait_for_my_move()
-    expect(page.locator("#problem")).to_contain_text("The service cannot be reached")
-    table.wait_for_my_move()
+    table.wait_for_my_move()  # the read failed here or while the AI moved: said, then cleared
     expect(page.locator("#problem")).to_be_empty()
+    said = page.evaluate("window.problemsSaid")
+    assert any(text.startswith("The service cannot be reached") for text in said), said
     assert failed and table.version() == table.api_state()["version"]
     assert console.unexpected("net::ERR_FAILED") == []
 
