@@ -5,9 +5,13 @@ A `Delivery` makes the tries of one drain: it reads each game's URL and secret o
 resolves each URL once, and gives each receiver a lane: its notifications in order, over one
 kept connection, tried in a thread of a pool shared by up to RECEIVERS_AT_ONCE receivers at
 once, which take turns. So a receiver slow to answer, or giving none, holds up its own
-notifications only; one that gave no answer is not tried again for UNANSWERED_S (its
-notifications go to their retries at once). The secret stays in the game's meta: no log line
-or error holds it."""
+notifications only. For UNANSWERED_S after a receiver gave no answer, each of its
+notifications is tried alone, on a connection of its own, up to SILENT_AT_ONCE at once in
+threads of their own: each try is a request sent (API.md counts tries), and a silent
+receiver's many notifications wait one timeout together, not one each. Those beyond that
+many, and those of a receiver with LANE_MOST waiting, are not tried now: they go back among
+the retries without using one of their tries (`Postponed`). The secret stays in the game's
+meta: no log line or error holds it."""
 
 from __future__ import annotations
 
@@ -33,14 +37,15 @@ USER_AGENT = "spinner-dominoes-webhooks/1"
 RECEIVERS_AT_ONCE = 64
 """Receivers a delivery tries at once, each in a thread of its own."""
 UNANSWERED_S = 15.0
-"""How long a receiver that gave no answer is not tried again within a delivery (its
-notifications go to their retries at once, each counted as a try): then it is, once."""
+"""How long after a receiver gave no answer its notifications are tried each alone."""
+SILENT_AT_ONCE = 64
+"""Tries at once, each in a thread of its own, to receivers that gave no answer lately."""
 SLICE = PIPELINE
 """Notifications a lane tries in its turn before the other receivers' turns: as many as its
 connection writes together."""
 LANE_MOST = 100
-"""Notifications a receiver may have waiting in its lane; more fail at once, to be retried
-(a receiver slower than its games holds no more of the drain's memory)."""
+"""Notifications a receiver may have waiting in its lane; more are postponed (a receiver
+slower than its games holds no more of the drain's memory)."""
 
 
 Notification = list[Any]
@@ -57,6 +62,11 @@ class DeliveryFailed(Exception):
     """Why a try did not deliver (naming the webhook-id, never the secret): it is retried."""
 
 
+class Postponed(DeliveryFailed):
+    """Why a notification was not tried now: it goes back among the retries, its tries left
+    as they were."""
+
+
 class Delivery:
     """The tries of one drain, sharing game lookups, connections and threads (close it)."""
 
@@ -70,8 +80,11 @@ class Delivery:
         self.lanes: dict[Target, list[Sent]] = {}
         self.lock = threading.Lock()
         self.in_flight = 0
+        self.alone = 0
+        """Tries under way each alone (to receivers that gave no answer lately)."""
         self.broken: Exception | None = None
         self.pool = ThreadPoolExecutor(RECEIVERS_AT_ONCE, thread_name_prefix="webhooks")
+        self.alone_pool = ThreadPoolExecutor(SILENT_AT_ONCE, thread_name_prefix="webhooks-1")
 
     def __enter__(self) -> Delivery:
         return self
@@ -81,8 +94,10 @@ class Delivery:
         self.close()
 
     def close(self) -> None:
-        """Let the lanes' turns under way end, then close the connections kept open."""
+        """Let the lanes' turns and tries under way end, then close the connections kept
+        open."""
         self.pool.shutdown(wait=True, cancel_futures=True)
+        self.alone_pool.shutdown(wait=True, cancel_futures=True)
         for connection in self.connections.values():
             connection.close()
         self.connections.clear()
@@ -101,9 +116,7 @@ class Delivery:
             if found is None:
                 settled.append(notification)
             elif not self._queue(notification, *found):
-                metrics.WEBHOOK_DELIVERIES.labels("deferred").inc()
-                failed.append((notification, DeliveryFailed(
-                    f"{notification[1]}: not tried: its receiver has {LANE_MOST} waiting")))
+                failed.extend(postponed([notification], f"its receiver has {LANE_MOST} waiting"))
         if settled or failed:
             self.report(settled + [n for n, _ in failed], failed)
 
@@ -127,22 +140,63 @@ class Delivery:
         return True
 
     def _turn(self, target: Target) -> None:
-        """Try up to SLICE of a lane's notifications, report them, and queue the lane's next
-        turn behind the other receivers' if more wait."""
+        """Try up to SLICE of a lane's notifications (each alone if the receiver gave no
+        answer lately), report them, and queue the lane's next turn behind the other
+        receivers' if more wait."""
         with self.lock:
             lane = self.lanes[target]
             part, lane[:] = lane[:SLICE], lane[SLICE:]
+        done: list[Sent] = part  # reported here (the rest report themselves)
+        left: list[Sent] = []  # not tried: back to the lane
         try:
-            self.report([n for n, _ in part], self._post_all(target, part))
+            if self._silent(target):
+                done = self._try_each_alone(target, part)
+            else:
+                failed, left = self._post_all(target, part)
+                self.report([n for n, _ in part[:len(part) - len(left)]], failed)
         except Exception as error:  # the drain raises it (`check`)
             self.broken = error
         finally:
             with self.lock:
-                self.in_flight -= len(part)
+                self.in_flight -= len(done) - len(left)
+                lane[:0] = left
                 if not lane:
                     del self.lanes[target]
                 elif self.broken is None:
                     self.pool.submit(self._turn, target)
+
+    def _silent(self, target: Target) -> bool:
+        """Whether the receiver gave no answer within the last UNANSWERED_S."""
+        return time.monotonic() - self.unanswered.get(target, -UNANSWERED_S) < UNANSWERED_S
+
+    def _try_each_alone(self, target: Target, part: list[Sent]) -> list[Sent]:
+        """Start a try of each notification alone, as many as SILENT_AT_ONCE allows (each
+        reports itself); report the rest postponed; return those reported now."""
+        with self.lock:
+            room = max(0, SILENT_AT_ONCE - self.alone)
+            now, later = part[:room], part[room:]
+            self.alone += len(now)
+        for sent in now:
+            self.alone_pool.submit(self._try_alone, target, sent)
+        if later:
+            self.report([n for n, _ in later],
+                        postponed([n for n, _ in later], "its receiver gave no answer lately"))
+        return later
+
+    def _try_alone(self, target: Target, sent: Sent) -> None:
+        """Try one notification on a fresh connection of its own, closed after, and report
+        it; an answer ends the receiver's silence."""
+        channel = Channel(target, TIMEOUT_S)
+        try:
+            failed, _ = self._post_all(target, [sent], channel)
+            self.report([sent[0]], failed)
+        except Exception as error:  # the drain raises it (`check`)
+            self.broken = error
+        finally:
+            channel.close()
+            with self.lock:
+                self.alone -= 1
+                self.in_flight -= 1
 
     def _route(self, notification: Notification) -> tuple[Target, str] | None:
         """Return where a notification goes and the secret that signs it (when it is sent,
@@ -176,16 +230,14 @@ class Delivery:
             raise DeliveryFailed(f"{webhook_id}: not called: {found}")
         return found
 
-    def _post_all(self, target: Target, signed: list[Sent]
-                  ) -> list[tuple[Notification, DeliveryFailed]]:
-        """POST the notifications to one target on its kept connection, each signed as it
-        goes; return those that got no 2xx, or no answer (then the target is spared for
-        UNANSWERED_S)."""
-        if time.monotonic() - self.unanswered.get(target, -UNANSWERED_S) < UNANSWERED_S:
-            return self._deferred(signed)
-        channel = self.connections.get(target)
+    def _post_all(self, target: Target, signed: list[Sent], channel: Channel | None = None
+                  ) -> tuple[list[tuple[Notification, DeliveryFailed]], list[Sent]]:
+        """POST the notifications to one target (on its kept connection unless `channel` is
+        given), each signed as it goes; return those that got no 2xx or no answer, and
+        those left untried after one got no answer (the receiver is then silent; an answer
+        ends its silence)."""
         if channel is None:
-            channel = self.connections[target] = Channel(target, TIMEOUT_S)
+            channel = self.connections.setdefault(target, Channel(target, TIMEOUT_S))
         statuses: list[int] = []
         try:
             channel.post_all([(partial(signed_headers, secret, n[1], n[2]), n[2].encode())
@@ -196,18 +248,10 @@ class Delivery:
             metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
             unanswered = signed[len(statuses)][0]
             why = DeliveryFailed(f"{unanswered[1]}: no answer: {type(error).__name__}")
-            return [*self._outcomes(signed, statuses), (unanswered, why),
-                    *self._deferred(signed[len(statuses) + 1:])]
-        return self._outcomes(signed, statuses)
-
-    @staticmethod
-    def _deferred(signed: list[Sent]
-                  ) -> list[tuple[Notification, DeliveryFailed]]:
-        """Count as deferred, and return as failed, notifications not tried (their receiver
-        gave no answer within UNANSWERED_S)."""
-        metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(signed))
-        return [(n, DeliveryFailed(f"{n[1]}: not tried: its receiver gave no answer"))
-                for n, _ in signed]
+            return [*self._outcomes(signed, statuses), (unanswered, why)], \
+                signed[len(statuses) + 1:]
+        self.unanswered.pop(target, None)
+        return self._outcomes(signed, statuses), []
 
     def _outcomes(self, signed: list[Sent], statuses: list[int]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
@@ -222,6 +266,13 @@ class Delivery:
                 failed.append((notification, DeliveryFailed(
                     f"{notification[1]}: the receiver answered {status}")))
         return failed
+
+
+def postponed(notifications: list[Notification], why: str
+              ) -> list[tuple[Notification, DeliveryFailed]]:
+    """Count as deferred, and return as postponed, notifications not tried now."""
+    metrics.WEBHOOK_DELIVERIES.labels("deferred").inc(len(notifications))
+    return [(n, Postponed(f"{n[1]}: not tried now: {why}")) for n in notifications]
 
 
 def signed_headers(secret: str, webhook_id: str, payload: str) -> dict[str, str]:

@@ -29,9 +29,11 @@ from service.adapters.outbox import LEASE_MS, Outbox
 from service.adapters.redis_store import RedisEventStore, reachable
 from service.adapters.settings import Settings
 from service.adapters.webhook_delivery import (
+    TIMEOUT_S,
     Delivery,
     DeliveryFailed,
     Notification,
+    Postponed,
     Report,
 )
 from service.adapters.webhook_targets import Refused, resolve
@@ -179,10 +181,16 @@ class RqNotifier:
             self.outbox.settle(token, [notification[1] for notification in tried], retries)
         return settle
 
-    @staticmethod
-    def _retry(entry: Notification, failed: DeliveryFailed) -> tuple[float, str] | None:
+    def _retry(self, entry: Notification, failed: DeliveryFailed) -> tuple[float, str] | None:
         """Return when a failed notification's next try is due and its entry then (the
-        delays left after it); None if that was its last try."""
+        delays left after it); None if that was its last try. One postponed (not tried) is
+        due again after half its age (a try's timeout at least: fewer of them the longer
+        its receiver is overwhelmed) with the same delays left, unless it is older than all
+        its delays together: then it counts as tried, so none waits without end."""
+        age = time.time() - entry[3]
+        if isinstance(failed, Postponed) and age < sum(self.delays):
+            log.info("%s; postponed %d s", failed, max(TIMEOUT_S, age / 2))
+            return time.time() + max(TIMEOUT_S, age / 2), json.dumps(entry)
         delays = entry[4]
         if not delays:
             metrics.WEBHOOK_DELIVERIES.labels("given_up").inc()

@@ -7,6 +7,7 @@ and one that resolves to a private address at delivery is not called."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import logging
@@ -352,21 +353,72 @@ def test_a_drain_past_its_time_hands_the_rest_to_a_fresh_drain_job(
         assert notifier.drain() == 1 and len(receiver.received) == 2
 
 
-def test_a_receiver_without_an_answer_holds_a_drain_up_once_not_each_time(
+def test_a_receiver_without_an_answer_is_sent_each_notification_all_at_once(
         redis_url, redis_client, monkeypatch):
-    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.3)  # 5 s in service
+    """API.md counts tries: after one try got no answer, each of the receiver's other
+    notifications is still sent, each on a connection of its own, all at once (one timeout
+    for them together, not one each); a receiver that answers gets its own meanwhile."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 1.0)  # 5 s in service
     notifier, client = notifier_and_client(redis_url)
-    deferred = tries("deferred")
+    deferred, unanswered = tries("deferred"), tries("no_answer")
     with Receiver(hang=True) as hanging, Receiver() as answering:
-        held = [create(client, hanging.url(), seed=seed)[0] for seed in (1, 2)]
-        answered = create(client, answering.url(), seed=3)[0]
-        assert notifier.drain() == 3
-        assert len(hanging.received) == 1  # the second was not tried after the first hung
+        for seed in range(1, 7):
+            create(client, hanging.url(), seed=seed)
+        answered = create(client, answering.url(), seed=9)[0]
+        assert notifier.drain() == 7
+        sent = [r.headers["webhook-id"] for r in hanging.received]
+        after_the_first = [r.at for r in hanging.received[1:]]
+        assert len(set(sent)) == 6  # each of them once
+        assert max(after_the_first) - min(after_the_first) < webhook_delivery.TIMEOUT_S
         assert [body["game_id"] for body in answering.bodies("turn")] == [answered]
-    assert tries("deferred") == deferred + 1
-    assert sorted(retrying(redis_client)) == sorted(
-        f"msg_{game}_{client.get(f'/v1/games/{game}').json['version']}_turn" for game in held)
-    # both held ones wait for their retries, the delivered one does not
+    assert tries("no_answer") == unanswered + 6 and tries("deferred") == deferred
+    assert sorted(retrying(redis_client)) == sorted(sent)  # each waits for its retry
+
+
+def test_each_notification_to_a_receiver_that_never_answers_is_sent_at_each_try(
+        redis_url, redis_client, monkeypatch):
+    """A try is a request sent (API.md: at least 5 tries): with three tries here, each of
+    four notifications to a receiver that never answers arrives three times under its
+    webhook-id, and is then given up."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.5)  # 5 s in service
+    notifier, client = notifier_and_client(redis_url, retry_s="1,1")
+    with Receiver(hang=True) as hanging:
+        for seed in range(4):
+            create(client, hanging.url(), seed=seed)
+        assert notifier.drain() == 4
+        for _ in range(2):
+            time.sleep(1.2)  # the retries are due
+            assert notifier.drain() == 4
+        counts = collections.Counter(r.headers["webhook-id"] for r in hanging.received)
+    assert len(counts) == 4 and set(counts.values()) == {3}
+    assert not redis_client.exists(OUTBOX, TRYING, RETRIES)
+
+
+@pytest.mark.parametrize(("age_s", "tries_left"), [(0, [1, 1, 1]), (60, [1, 1])],
+                         ids=["new", "older-than-its-delays"])
+def test_a_notification_not_tried_now_keeps_its_tries_unless_it_is_old(
+        redis_url, redis_client, monkeypatch, age_s, tries_left):
+    """Beyond SILENT_AT_ONCE tries at once to receivers without an answer (or LANE_MOST
+    waiting for one), a notification is not tried now: it goes back among the retries with
+    its tries as they were; unless it is older than its delays together (here 3 s), when it
+    counts as tried, so that none waits without end."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.5)  # 5 s in service
+    monkeypatch.setattr(webhook_delivery, "SILENT_AT_ONCE", 2)
+    notifier, client = notifier_and_client(redis_url)  # three retries: [1, 1, 1]
+    deferred = tries("deferred")
+    with Receiver(hang=True) as hanging:
+        for seed in range(5):
+            create(client, hanging.url(), seed=seed)
+        for index in range(5):
+            entry = json.loads(redis_client.lindex(OUTBOX, index))
+            redis_client.lset(OUTBOX, index, json.dumps([*entry[:3], entry[3] - age_s, entry[4]]))
+        assert notifier.drain() == 5
+        sent = {r.headers["webhook-id"] for r in hanging.received}
+    left = {json.loads(e)[1]: json.loads(e)[4] for e in redis_client.zrange(RETRIES, 0, -1)}
+    assert len(sent) == 3 and len(left) == 5  # the first, then two at once; two not now
+    assert all(left[webhook_id] == [1, 1] for webhook_id in sent)
+    assert all(left[webhook_id] == tries_left for webhook_id in set(left) - sent)
+    assert tries("deferred") == deferred + 2
 
 
 def test_receivers_that_never_answer_hold_a_drain_up_for_one_timeout_together(
@@ -434,34 +486,31 @@ def test_a_receiver_slow_to_answer_holds_up_only_its_own_notifications(
     assert len(retrying(redis_client)) == 1  # the slow one's, which got no answer in time
 
 
-def test_a_receiver_that_gave_no_answer_is_tried_again_after_a_while_in_one_delivery(
+def test_a_receiver_without_an_answer_that_answers_again_gets_its_kept_connection_back(
         redis_url, redis_client, monkeypatch):
-    """A drain lasts as long as its lanes are busy: a receiver that missed one answer is
-    spared for UNANSWERED_S (its notifications go to their retries), not for the whole drain,
-    which would give up all of them without sending one."""
+    """A drain lasts as long as its lanes are busy: after a receiver gave no answer, each of
+    its notifications is still sent (alone); once one is answered, the next go together on
+    one kept connection again."""
     monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.5)  # 5 s in service
-    monkeypatch.setattr(webhook_delivery, "UNANSWERED_S", 1.5)  # 15 s in service
     notifier, client = notifier_and_client(redis_url)
-    games = {}
-    with Receiver(hang=True) as receiver:
-        for seed in (1, 2, 3):
+    games = []
+    with Receiver(hang=True, keep_alive=True) as receiver:
+        for seed in range(5):
             create(client, receiver.url(), seed=seed)
-            games[seed] = json.loads(redis_client.lpop(OUTBOX))
+            games.append(json.loads(redis_client.lpop(OUTBOX)))
         failed: list[str] = []
         with webhook_delivery.Delivery(notifier.store, True, lambda tried, why: failed.extend(
                 n[1] for n, _ in why)) as delivery:
-            delivery.submit([games[1]])
-            assert wait_until(lambda: not delivery.in_flight, 5) and len(failed) == 1
-            delivery.submit([games[2]])  # spared: not sent
-            assert wait_until(lambda: not delivery.in_flight, 5) and len(failed) == 2
-            assert len(receiver.received) == 1
-            time.sleep(webhook_delivery.UNANSWERED_S)
-            receiver.release()  # it answers again
-            delivery.submit([games[3]])
-            assert wait_until(lambda: not delivery.in_flight, 5)
-        assert [r.headers["webhook-id"] for r in receiver.received] == [
-            games[1][1], games[3][1]]
-        assert failed == [games[1][1], games[2][1]]  # the third was delivered
+            for part in ([games[0]], [games[1]], "release", [games[2]], games[3:]):
+                if part == "release":
+                    receiver.release()  # it answers again
+                    continue
+                delivery.submit(part)
+                assert wait_until(lambda: not delivery.in_flight, 5)
+        ports = [r.port for r in receiver.received]
+        assert [r.headers["webhook-id"] for r in receiver.received] == [g[1] for g in games]
+    assert failed == [games[0][1], games[1][1]]  # the second sent, not skipped
+    assert ports[3] == ports[4] and len(set(ports[:4])) == 4
 
 
 def test_a_notification_is_signed_as_it_is_sent_not_as_it_waits_in_its_lane(
