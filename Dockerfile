@@ -5,7 +5,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY service service
 COPY workers workers
-# the page's full rules, service/api/web/rules.md, are a link to docs/RULES.md
+# the page's full rules, service/api/web/rules.md and allfives.md, link to docs/
 COPY docs docs
 RUN pip install --no-cache-dir . && install -d -o spinner /tmp/spinner-metrics
 USER spinner

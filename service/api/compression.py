@@ -1,6 +1,7 @@
-"""gzip for the answers it pays on: a body of `gzip_min_bytes` or more, to a client whose
-Accept-Encoding takes gzip. Never the event stream (each frame must reach the client as it
-is sent), nor an answer with no body (204, 304)."""
+"""gzip for the API's answers it pays on: a body of `gzip_min_bytes` or more, to a client
+whose Accept-Encoding takes gzip. Never the event stream (each frame must reach the client as
+it is sent), nor an answer with no body (204, 304), nor the pages' files (sent as they are).
+Every answer it may compress says `Vary: Accept-Encoding`, a 304 too (as its 200 would)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ def register(app: Flask, min_bytes: int) -> None:
     @app.after_request
     def compress(response: Response) -> Response:
         if response.is_streamed or response.mimetype == "text/event-stream" \
-                or response.status_code in (204, 304) or "Content-Encoding" in response.headers:
-            return response
-        body = response.get_data()
-        if len(body) < min_bytes:
+                or response.status_code == 204 or "Content-Encoding" in response.headers:
             return response
         response.vary.add("Accept-Encoding")  # a cache keeps gzip and plain answers apart
-        if takes_gzip(request.headers.get("Accept-Encoding", "")):
+        if response.status_code == 304:
+            return response
+        body = response.get_data()
+        if len(body) >= min_bytes and takes_gzip(request.headers.get("Accept-Encoding", "")):
             response.set_data(zlib.compress(body, LEVEL, wbits=GZIP))
             response.headers["Content-Encoding"] = "gzip"
         return response

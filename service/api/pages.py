@@ -34,8 +34,10 @@ def replay_page(game_id: str) -> Response:
 
 
 @bp.get("/rules")
+@bp.get("/rules/all-fives")
 def rules_page() -> Response:
-    """The full rules (docs/RULES.md, shipped as web/rules.md), rendered by the page."""
+    """The full rules (docs/RULES.md, shipped as web/rules.md; All Fives': docs/ALLFIVES.md,
+    as web/allfives.md), rendered by the page."""
     return _page("rules.html")
 
 

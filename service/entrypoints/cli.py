@@ -49,10 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve",
                                 help="run Redis (unless REDIS_URL), three workers and the API")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--data-dir", type=Path, default=Path("./var"))
-    serve.add_argument("--api-workers", type=int, default=default_api_workers())
+    serve.add_argument("--port", type=int, default=8000, help="the API's port (default 8000)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address the API listens on (default 127.0.0.1)")
+    serve.add_argument("--data-dir", type=Path, default=Path("./var"),
+                       help="Redis's data, the lock and the metrics files (default ./var)")
+    serve.add_argument("--api-workers", type=int, default=default_api_workers(),
+                       help="gunicorn's API processes (default: two a core)")
     worker = commands.add_parser("worker", help="run one rq worker for AI turns and "
                                  "notifications")
     takes = worker.add_mutually_exclusive_group()

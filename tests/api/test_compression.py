@@ -65,15 +65,19 @@ def test_a_client_that_refuses_gzip_gets_plain_answers(client, game):
     assert "Content-Encoding" not in answer.headers and answer.json["hand"]
 
 
-def test_short_answers_and_304s_are_never_gzipped(client, game):
+def test_short_answers_and_304s_are_never_gzipped_and_vary_as_the_rest(client, game):
+    """Whether an answer is gzipped depends on Accept-Encoding: every answer that may be says
+    so (Vary), a 304 too, with the Vary its 200 has (RFC 9110 15.4.5)."""
     game_id, tokens = game
     for path in ("/healthz", "/v1/games/0123456789abcdef", f"/v1/games/{game_id}/events?after=99"):
         answer = client.get(path, headers=GZIP)
         assert len(answer.get_data()) < 1024
-        assert "Content-Encoding" not in answer.headers and "Accept-Encoding" not in answer.vary
-    etag = client.get(f"/v1/games/{game_id}").headers["ETag"]
-    not_modified = client.get(f"/v1/games/{game_id}", headers={**GZIP, "If-None-Match": etag})
+        assert "Content-Encoding" not in answer.headers and "Accept-Encoding" in answer.vary
+    whole = client.get(f"/v1/games/{game_id}", headers={**auth(tokens[0]), **GZIP})
+    not_modified = client.get(f"/v1/games/{game_id}", headers={
+        **auth(tokens[0]), **GZIP, "If-None-Match": whole.headers["ETag"]})
     assert not_modified.status_code == 304 and "Content-Encoding" not in not_modified.headers
+    assert whole.headers["Vary"] == not_modified.headers["Vary"] == "Authorization, Accept-Encoding"
 
 
 def test_a_long_log_and_a_head_are_gzipped_too(client, game):

@@ -212,6 +212,23 @@ def test_a_read_that_fails_once_is_said_and_tried_again_not_left_stale(
     assert console.unexpected("net::ERR_FAILED") == []
 
 
+def test_an_all_fives_game_links_to_its_own_full_rules(
+        page: Page, live: str, console: Console) -> None:
+    """The rules box follows the game: in All Fives its link opens F1-F16 (docs/ALLFIVES.md,
+    its comment line left out), not Spinner's R1-R26."""
+    table = Table(page, live).start(target=50)
+    table.wait_for_my_move()
+    expect(page.locator("#rules-spinner")).to_be_hidden()
+    page.click("#rules-all-fives a")
+    expect(page).to_have_url(f"{live}/rules/all-fives")
+    expect(page.locator("#rulebook h1")).to_have_text("All Fives: the second rule set")
+    text = page.inner_text("#rulebook")
+    assert "F16. " in text and "<!--" not in text
+    assert page.locator("a.plain").evaluate_all("links => links.map(a => a.href)") == [
+        f"{live}/web/allfives.md"]  # the plain text's (the one in the rules drawn is gone)
+    assert console.errors == []
+
+
 def test_keys_keep_the_focus_among_the_tiles_from_one_turn_to_the_next(
         page: Page, live: str, console: Console) -> None:
     table = Table(page, live).start(opponents=2)

@@ -11,9 +11,10 @@ import pytest
 from service.api.pages import SECURITY
 from tests.support.serve import LOOPBACK_ONLY
 
-PAGES = ("/", "/replay/0123456789abcdef", "/rules")
+PAGES = ("/", "/replay/0123456789abcdef", "/rules", "/rules/all-fives")
 ASSETS = {"/web/site.css": "text/css", "/web/js/game.js": "javascript",
-          "/web/js/replay.js": "javascript", "/web/rules.md": "text/"}
+          "/web/js/replay.js": "javascript", "/web/rules.md": "text/",
+          "/web/allfives.md": "text/"}
 INLINE = re.compile(r"<script(?![^>]*\bsrc=)|\sstyle=|\son[a-z]+=|javascript:|<style", re.I)
 """What a strict CSP would block in a page: inline script or style, handlers, script URLs."""
 
@@ -41,6 +42,7 @@ def test_the_assets_and_the_full_rules_are_served(live: str) -> None:
         assert status == 200 and kind in headers["Content-Type"], path
         assert headers["Content-Security-Policy"] == SECURITY["Content-Security-Policy"]
     assert "R26" in fetch(live + "/web/rules.md")[2]
+    assert "F16" in fetch(live + "/web/allfives.md")[2]
 
 
 def test_the_pages_use_only_the_public_api(live: str) -> None:
@@ -50,7 +52,8 @@ def test_the_pages_use_only_the_public_api(live: str) -> None:
         source = fetch(f"{live}/web/js/{module}.js")[2]
         asked |= set(re.findall(r"""fetch\(\s*[`"']([^`"'$]*)""", source))
         asked |= set(re.findall(r"""EventSource\(\s*[`"']([^`"'$]*)""", source))
-    assert asked == {"/v1", "/web/rules.md"}
+        asked |= set(re.findall(r"""["'](/web/[\w.]+\.md)["']""", source))  # fetch(file)
+    assert asked == {"/v1", "/web/rules.md", "/web/allfives.md"}
 
 
 def test_the_apis_answers_carry_no_page_headers(live: str) -> None:

@@ -119,7 +119,8 @@ def test_spinner_serve_from_the_wheel_plays_a_move_and_its_worker_answers(venv, 
 def assert_the_page_is_served(base: str) -> None:
     """The browser page, its modules and its full rules come with the wheel (issue 20)."""
     for path, text in (("/", "/web/js/game.js"), ("/web/js/game.js", "openStream"),
-                       ("/web/rules.md", "R26")):
+                       ("/web/rules.md", "R26"), ("/web/allfives.md", "F16"),
+                       ("/rules/all-fives", "/web/js/rules.js")):
         with LOOPBACK_ONLY.open(base + path, timeout=10) as answer:
             assert answer.status == 200 and text in answer.read().decode(), path
 

@@ -1,5 +1,7 @@
-// The full rules: docs/RULES.md (shipped as /web/rules.md), drawn from its few Markdown forms
-// (headings, list items, paragraphs, **bold**, *emphasis*, `code`) as text, never as HTML.
+// The full rules: docs/RULES.md (shipped as /web/rules.md), or at /rules/all-fives
+// docs/ALLFIVES.md (as /web/allfives.md), drawn from their few Markdown forms (headings, list
+// items, paragraphs, **bold**, *emphasis*, `code`; a line of an HTML comment is left out) as
+// text, never as HTML.
 import {byId, el, put} from "./dom.js";
 
 const INLINE = /(\*\*[^*]+\*\*|\*[^*]+\*|`[^`]+`)/;  // the leftmost wins: *a `b`* is em
@@ -19,6 +21,7 @@ function blocks(markdown) {
   const found = [];
   for (const line of markdown.split("\n")) {
     const heading = /^(#{1,3}) (.*)/.exec(line), item = /^- (.*)/.exec(line);
+    if (/^<!--.*-->$/.test(line.trim())) continue;
     if (heading) found.push({tag: `h${heading[1].length}`, text: heading[2]});
     else if (item) found.push({tag: "li", text: item[1]});
     else if (!line.trim()) found.push(null);
@@ -29,7 +32,9 @@ function blocks(markdown) {
 }
 
 async function start() {
-  const answer = await fetch("/web/rules.md");
+  const file = location.pathname === "/rules/all-fives" ? "/web/allfives.md" : "/web/rules.md";
+  for (const link of document.querySelectorAll("a.plain")) link.href = file;
+  const answer = await fetch(file);
   const nodes = [];
   for (const block of blocks(await answer.text())) {
     if (block.tag === "li") {
