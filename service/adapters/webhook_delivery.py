@@ -34,11 +34,12 @@ from service.adapters.webhook_targets import Refused, Target, resolve
 TIMEOUT_S = 5.0
 """A try that has no connection, or no answer's head, within this long failed (API.md)."""
 USER_AGENT = "spinner-dominoes-webhooks/1"
-RECEIVERS_AT_ONCE = 64
-"""Receivers a delivery tries at once, each in a thread of its own."""
+RECEIVERS_AT_ONCE = 256
+"""Receivers a delivery tries at once, each in a thread of its own (a thread waiting on a
+socket costs little: many receivers giving no answer leave room for those that answer)."""
 UNANSWERED_S = 15.0
 """How long after a receiver gave no answer its notifications are tried each alone."""
-SILENT_AT_ONCE = 64
+SILENT_AT_ONCE = 256
 """Tries at once, each in a thread of its own, to receivers that gave no answer lately."""
 SLICE = PIPELINE
 """Notifications a lane tries in its turn before the other receivers' turns: as many as its

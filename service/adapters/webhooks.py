@@ -43,8 +43,10 @@ QUEUE_NAME = "notifications"
 """The queue every worker takes deliveries from, after its AI turns."""
 BATCH = 100
 """Notifications a drain takes from the outbox at once."""
-MOST_IN_FLIGHT = 4 * BATCH
-"""Notifications a drain has in its lanes at most; it takes no more until they are fewer."""
+MOST_IN_FLIGHT = 50 * BATCH
+"""Notifications a drain has in its lanes at most (a few MB); it takes no more until they are
+fewer. Well above what receivers without an answer hold in their lanes while their first try
+waits, so that they do not hold up the first tries of others behind them in the outbox."""
 DRAIN_S = 1.0
 """How long a drain job goes on before it hands on to a fresh job (once its lanes are idle)."""
 GATHER_S = 0.05
