@@ -12,10 +12,14 @@ receiver has kept it, up to PIPELINE at a time in one send, their answers read i
 (HTTP/1.1 pipelining, which every HTTP/1.1 server must take): one wake of the receiver and
 of the sender for many notifications. A connection that closes before answering them all
 has the rest sent again on a fresh one (a receiver may see a `webhook-id` twice: at least
-once)."""
+once).
+
+`post_alone` makes one POST on a connection of its own, in an asyncio event loop: many of
+them wait at once on one thread, for receivers that give no answer."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import ssl
@@ -43,6 +47,48 @@ Headers = dict[str, str] | Callable[[], dict[str, str]]
 """A request's headers, or what makes them as the request is written (a signature's time)."""
 
 
+def encode(target: Target, headers: Headers, body: bytes) -> bytes:
+    """Return a POST's bytes, head and body (its headers made now, if made as sent)."""
+    name = f"[{target.host}]" if ":" in target.host else target.host  # IPv6: bracketed
+    default = 443 if target.scheme == "https" else 80
+    host = name if target.port == default else f"{name}:{target.port}"
+    made = headers() if callable(headers) else headers
+    lines = "".join(f"{name}: {value}\r\n" for name, value in made.items())
+    return (f"POST {target.path} HTTP/1.1\r\nHost: {host}\r\n{lines}"
+            f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+def status_of(head: bytes) -> re.Match[bytes]:
+    """Return an answer head's status line (its version and status as groups); BadAnswer if
+    it is not HTTP/1.x."""
+    found = STATUS.match(head)
+    if found is None:
+        raise BadAnswer("not an HTTP/1.x answer")
+    return found
+
+
+async def post_alone(target: Target, headers: Headers, body: bytes, timeout_s: float) -> int:
+    """POST once on a connection of its own (TLS for https, checked against the URL's host)
+    and return the answer's status, past any 1xx; OSError if no answer's head came within
+    `timeout_s` (a timeout, a refused or closed connection, or no HTTP)."""
+    tls = target.scheme == "https"
+    try:
+        async with asyncio.timeout(timeout_s):
+            reader, writer = await asyncio.open_connection(
+                target.address, target.port, ssl=TLS if tls else None,
+                server_hostname=target.host if tls else None, limit=ANSWER_BYTES)
+            try:
+                writer.write(encode(target, headers, body))
+                while True:
+                    status = int(status_of(await reader.readuntil(b"\r\n\r\n")).group(2))
+                    if status >= 200:  # past any interim answer
+                        return status
+            finally:
+                writer.close()
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
+        raise BadAnswer(f"no whole answer's head: {type(error).__name__}") from None
+
+
 class Channel:
     """A connection to one checked target (opened on the first POST, again after a close)."""
 
@@ -50,9 +96,6 @@ class Channel:
         self.target, self.timeout_s = target, timeout_s
         self.sock: socket.socket | None = None
         self.came = b""  # received and not yet read: pipelined answers may come together
-        name = f"[{target.host}]" if ":" in target.host else target.host  # IPv6: bracketed
-        default = 443 if target.scheme == "https" else 80
-        self.host = name if target.port == default else f"{name}:{target.port}"
 
     def close(self) -> None:
         """Close the connection, if open."""
@@ -68,7 +111,7 @@ class Channel:
         if self.sock is None:
             self.sock = self._connect()
         self.sock.settimeout(max(0.001, deadline - time.monotonic()))
-        self.sock.sendall(self._request(headers, body))
+        self.sock.sendall(encode(self.target, headers, body))
         return self._answer(deadline)
 
     def post_all(self, requests: Sequence[tuple[Headers, bytes]],
@@ -83,20 +126,13 @@ class Channel:
             chunk = rest[:PIPELINE]
             try:
                 self.sock.settimeout(self.timeout_s)
-                self.sock.sendall(b"".join(self._request(*request) for request in chunk))
+                self.sock.sendall(b"".join(encode(self.target, *request) for request in chunk))
                 for _ in chunk:
                     statuses.append(self._answer(time.monotonic() + self.timeout_s))
                     if self.sock is None:
                         break  # closed after that answer: the rest on a fresh connection
             except ConnectionError:  # closed before answering: the rest on a fresh one
                 self.close()
-
-    def _request(self, headers: Headers, body: bytes) -> bytes:
-        """Return a POST's bytes, head and body (its headers made now, if made as sent)."""
-        made = headers() if callable(headers) else headers
-        lines = "".join(f"{name}: {value}\r\n" for name, value in made.items())
-        return (f"POST {self.target.path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
-                f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
     def _connect(self) -> socket.socket:
         """Open a connection to the checked address (TLS for https, checked against the
@@ -112,9 +148,7 @@ class Channel:
         if its body was read whole and the receiver keeps it."""
         while True:
             head = self._head(deadline)
-            found = STATUS.match(head)
-            if found is None:
-                raise BadAnswer("not an HTTP/1.x answer")
+            found = status_of(head)
             status = int(found.group(2))
             if status >= 200:
                 break

@@ -6,19 +6,21 @@ resolves each URL once, and gives each receiver a lane: its notifications in ord
 kept connection, tried in a thread of a pool shared by up to RECEIVERS_AT_ONCE receivers at
 once, which take turns. So a receiver slow to answer, or giving none, holds up its own
 notifications only. For UNANSWERED_S after a receiver gave no answer, each of its
-notifications is tried alone, on a connection of its own, up to SILENT_AT_ONCE at once in
-threads of their own: each try is a request sent (API.md counts tries), and a silent
-receiver's many notifications wait one timeout together, not one each. Those beyond that
+notifications is tried alone, on a connection of its own, up to SILENT_AT_ONCE at once on
+one asyncio event loop (`Loop`): each try is a request sent (API.md counts tries), and a
+silent receiver's many notifications wait one timeout together, not one each. Those beyond that
 many, and those of a receiver with LANE_MOST waiting, are not tried now: they go back among
 the retries without using one of their tries (`Postponed`). The secret stays in the game's
 meta: no log line or error holds it."""
 
 from __future__ import annotations
 
+import asyncio
+import resource
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 from types import TracebackType
@@ -28,7 +30,7 @@ from standardwebhooks.webhooks import Webhook
 
 from service.adapters import metrics
 from service.adapters.redis_store import RedisEventStore
-from service.adapters.webhook_channel import PIPELINE, Channel
+from service.adapters.webhook_channel import PIPELINE, Channel, Headers, post_alone
 from service.adapters.webhook_targets import Refused, Target, resolve
 
 TIMEOUT_S = 5.0
@@ -39,8 +41,9 @@ RECEIVERS_AT_ONCE = 256
 socket costs little: many receivers giving no answer leave room for those that answer)."""
 UNANSWERED_S = 15.0
 """How long after a receiver gave no answer its notifications are tried each alone."""
-SILENT_AT_ONCE = 256
-"""Tries at once, each in a thread of its own, to receivers that gave no answer lately."""
+SILENT_AT_ONCE = min(1000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2)
+"""Tries at once to receivers that gave no answer lately, each on a socket of its own: a
+thousand, or half the sockets the process may open."""
 SLICE = PIPELINE
 """Notifications a lane tries in its turn before the other receivers' turns: as many as its
 connection writes together."""
@@ -85,7 +88,7 @@ class Delivery:
         """Tries under way each alone (to receivers that gave no answer lately)."""
         self.broken: Exception | None = None
         self.pool = ThreadPoolExecutor(RECEIVERS_AT_ONCE, thread_name_prefix="webhooks")
-        self.alone_pool = ThreadPoolExecutor(SILENT_AT_ONCE, thread_name_prefix="webhooks-1")
+        self.loop = Loop()
 
     def __enter__(self) -> Delivery:
         return self
@@ -95,10 +98,10 @@ class Delivery:
         self.close()
 
     def close(self) -> None:
-        """Let the lanes' turns and tries under way end, then close the connections kept
-        open."""
+        """Let the lanes' turns under way end, cancel the lone tries under way (their
+        notifications are left for the next drain), then close the connections kept open."""
         self.pool.shutdown(wait=True, cancel_futures=True)
-        self.alone_pool.shutdown(wait=True, cancel_futures=True)
+        self.loop.close()
         for connection in self.connections.values():
             connection.close()
         self.connections.clear()
@@ -178,26 +181,35 @@ class Delivery:
             now, later = part[:room], part[room:]
             self.alone += len(now)
         for sent in now:
-            self.alone_pool.submit(self._try_alone, target, sent)
+            tried = self.loop.run(post_alone(target, *request(sent), TIMEOUT_S))
+            tried.add_done_callback(partial(self._tried_alone, target, sent))
         if later:
             self.report([n for n, _ in later],
                         postponed([n for n, _ in later], "its receiver gave no answer lately"))
         return later
 
-    def _try_alone(self, target: Target, sent: Sent) -> None:
-        """Try one notification on a fresh connection of its own, closed after, and report
-        it; an answer ends the receiver's silence."""
-        channel = Channel(target, TIMEOUT_S)
+    def _tried_alone(self, target: Target, sent: Sent, tried: Future[int]) -> None:
+        """Report a lone try (on the loop's thread); an answer ends the receiver's silence.
+        One cancelled as the drain closed is not reported: the next drain tries it."""
         try:
-            failed, _ = self._post_all(target, [sent], channel)
-            self.report([sent[0]], failed)
+            if not tried.cancelled():
+                self.report([sent[0]], self._outcome(target, sent, tried))
         except Exception as error:  # the drain raises it (`check`)
             self.broken = error
         finally:
-            channel.close()
             with self.lock:
                 self.alone -= 1
                 self.in_flight -= 1
+
+    def _outcome(self, target: Target, sent: Sent, tried: Future[int]
+                 ) -> list[tuple[Notification, DeliveryFailed]]:
+        """Return a lone try's failure, if it failed."""
+        try:
+            status = tried.result()
+        except OSError as error:  # refused, timed out, TLS, not HTTP
+            return [self._no_answer(target, sent[0], error)]
+        self.unanswered.pop(target, None)
+        return self._outcomes([sent], [status])
 
     def _route(self, notification: Notification) -> tuple[Target, str] | None:
         """Return where a notification goes and the secret that signs it (when it is sent,
@@ -231,28 +243,29 @@ class Delivery:
             raise DeliveryFailed(f"{webhook_id}: not called: {found}")
         return found
 
-    def _post_all(self, target: Target, signed: list[Sent], channel: Channel | None = None
+    def _post_all(self, target: Target, signed: list[Sent]
                   ) -> tuple[list[tuple[Notification, DeliveryFailed]], list[Sent]]:
-        """POST the notifications to one target (on its kept connection unless `channel` is
-        given), each signed as it goes; return those that got no 2xx or no answer, and
-        those left untried after one got no answer (the receiver is then silent; an answer
-        ends its silence)."""
-        if channel is None:
-            channel = self.connections.setdefault(target, Channel(target, TIMEOUT_S))
+        """POST the notifications to one target on its kept connection, each signed as it
+        goes; return those that got no 2xx or no answer, and those left untried after one
+        got no answer (the receiver is then silent; an answer ends its silence)."""
+        channel = self.connections.setdefault(target, Channel(target, TIMEOUT_S))
         statuses: list[int] = []
         try:
-            channel.post_all([(partial(signed_headers, secret, n[1], n[2]), n[2].encode())
-                              for n, secret in signed], statuses)
+            channel.post_all([request(sent) for sent in signed], statuses)
         except OSError as error:  # refused, timed out, TLS, not HTTP
             channel.close()
-            self.unanswered[target] = time.monotonic()
-            metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
-            unanswered = signed[len(statuses)][0]
-            why = DeliveryFailed(f"{unanswered[1]}: no answer: {type(error).__name__}")
-            return [*self._outcomes(signed, statuses), (unanswered, why)], \
-                signed[len(statuses) + 1:]
+            unanswered = self._no_answer(target, signed[len(statuses)][0], error)
+            return [*self._outcomes(signed, statuses), unanswered], signed[len(statuses) + 1:]
         self.unanswered.pop(target, None)
         return self._outcomes(signed, statuses), []
+
+    def _no_answer(self, target: Target, notification: Notification, error: OSError
+                   ) -> tuple[Notification, DeliveryFailed]:
+        """Count a try that got no answer, mark its receiver silent, and return why."""
+        self.unanswered[target] = time.monotonic()
+        metrics.WEBHOOK_DELIVERIES.labels("no_answer").inc()
+        return notification, DeliveryFailed(
+            f"{notification[1]}: no answer: {type(error).__name__}")
 
     def _outcomes(self, signed: list[Sent], statuses: list[int]
                   ) -> list[tuple[Notification, DeliveryFailed]]:
@@ -267,6 +280,42 @@ class Delivery:
                 failed.append((notification, DeliveryFailed(
                     f"{notification[1]}: the receiver answered {status}")))
         return failed
+
+
+class Loop:
+    """An asyncio event loop in a thread of its own, for the lone tries."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="webhooks-alone",
+                                       daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, int]) -> Future[int]:
+        """Start `coroutine` on the loop; return its future."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def close(self) -> None:
+        """Cancel what runs on the loop, let it end, then stop the loop and its thread."""
+        asyncio.run_coroutine_threadsafe(_cancel_all(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+async def _cancel_all() -> None:
+    """Cancel every other task of the running loop and wait until each has ended."""
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def request(sent: Sent) -> tuple[Headers, bytes]:
+    """Return a notification's POST: its headers, made (and signed) as it is sent, and body."""
+    notification, secret = sent
+    return partial(signed_headers, secret, notification[1], notification[2]), \
+        notification[2].encode()
 
 
 def postponed(notifications: list[Notification], why: str

@@ -5,6 +5,7 @@ not HTTP/1.x no answer."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from service.adapters.webhook_channel import Channel
+from service.adapters.webhook_channel import Channel, post_alone
 from service.adapters.webhook_targets import Target
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -146,3 +147,28 @@ def test_posts_a_closed_connection_left_unanswered_are_sent_again_on_a_fresh_one
     assert server.connections == 2
     bodies = [r.rpartition(b"\r\n\r\n")[2] for r in server.requests]
     assert bodies == [b"0", b"1", b"2", b"2", b"3"]  # the third twice: at least once
+
+
+def post_alone_to(server: RawServer, timeout_s: float = 2.0) -> int:
+    """Make one lone POST (webhook_channel.post_alone) to the server; return its status."""
+    return asyncio.run(post_alone(server.target(), {"webhook-id": "msg_1"}, b'{"a":1}',
+                                  timeout_s))
+
+
+def test_a_lone_post_is_the_same_request_and_skips_an_interim_answer(serve):
+    server, channel = serve([b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 302 Found\r\n"
+                             b"Location: /x\r\nContent-Length: 0\r\n\r\n", OK])
+    assert post_alone_to(server) == 302
+    assert channel.post({"webhook-id": "msg_1"}, b'{"a":1}') == 200
+    assert server.requests[0] == server.requests[1]  # as a kept connection's POST
+
+
+@pytest.mark.parametrize(("answers", "error", "why"), [
+    ([b"SSH-2.0-OpenSSH\r\n\r\n"], OSError, "not an HTTP"), ([b""], OSError, "no whole answer"),
+    ([], TimeoutError, None)], ids=["not-http", "closed", "silent"])
+def test_a_lone_post_without_an_answer_is_an_os_error(serve, answers, error, why):
+    """No HTTP, a close, or nothing in time (a listener that accepts nothing: the connection
+    waits in its backlog) fail the try."""
+    server, _ = serve(answers)
+    with pytest.raises(error, match=why):
+        post_alone_to(server, timeout_s=0.5)
