@@ -229,6 +229,28 @@ def test_an_all_fives_game_links_to_its_own_full_rules(
     assert console.errors == []
 
 
+def test_a_new_game_refused_for_the_ai_game_cap_is_said_in_a_players_words(
+        page: Page, live: str, console: Console) -> None:
+    """The service's 429 for too many open AI games names API keys, which mean nothing to a
+    player: the page says what the player can do; an unreachable service is said so."""
+    problem = {"type": "/problems/too-many-ai-games", "status": 429,
+               "title": "Too many open games with AI seats",
+               "detail": "this client has 4 open games with AI seats or turn clocks, as many "
+                         "as it may: end one first; an API key (X-Api-Key) allows 500"}
+    answers = [lambda route: route.fulfill(status=429, json=problem, headers={
+        "Content-Type": "application/problem+json", "Retry-After": "60"}),
+        lambda route: route.abort()]
+    page.route("**/v1/games", lambda route: answers.pop(0)(route))
+    page.goto(f"{live}/?pace=0")
+    for said in ("as many games against the AI under way as one player may",
+                 "The service cannot be reached; try again"):
+        page.click("button[type=submit]")
+        expect(page.locator("#setup-problem")).to_contain_text(said)
+        assert "API key" not in page.inner_text("#setup-problem")
+    assert page.is_hidden("#table") and answers == []
+    assert console.unexpected("status of 429", "net::ERR_FAILED") == []
+
+
 def test_keys_keep_the_focus_among_the_tiles_from_one_turn_to_the_next(
         page: Page, live: str, console: Console) -> None:
     table = Table(page, live).start(opponents=2)

@@ -56,8 +56,19 @@ async function create(form) {
     history.pushState(null, "", `/?${params}`);
     await resume(created.game_id, held);
   } catch (error) {
-    put(byId("setup-problem"), error instanceof Problem ? error.text : String(error));
+    put(byId("setup-problem"), refusal(error));
   }
+}
+
+/** What to tell a player whose new game was not made: the service's problem, in a player's
+ * words for the cap on open games against the AI (the service's own names API keys). */
+function refusal(error) {
+  if (!(error instanceof Problem)) return `${unreachable(error)}; try again`;
+  if (error.body.type === "/problems/too-many-ai-games") {
+    return "You have as many games against the AI under way as one player may. Finish one "
+      + "of them, or start again later: a game with no move for an hour no longer counts.";
+  }
+  return error.text;
 }
 
 /** Show the game as it stands (its log so far, then its state), then follow it live. */
