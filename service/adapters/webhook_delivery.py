@@ -59,7 +59,7 @@ Sent = tuple[Notification, str]
 """A notification in its receiver's lane, with the secret that signs it as it is sent."""
 Report = Callable[[list[Notification], list[tuple[Notification, "DeliveryFailed"]]], None]
 """Told of notifications tried (or not to be tried: their game gone): all of them, and those
-that failed, each with why; called from the lanes' threads."""
+that failed, each with why; called from the lanes' threads, and the lone tries' loop."""
 
 
 class DeliveryFailed(Exception):
