@@ -59,7 +59,7 @@ Sent = tuple[Notification, str]
 """A notification in its receiver's lane, with the secret that signs it as it is sent."""
 Report = Callable[[list[Notification], list[tuple[Notification, "DeliveryFailed"]]], None]
 """Told of notifications tried (or not to be tried: their game gone): all of them, and those
-that failed, each with why; called from the lanes' threads, and the lone tries' loop."""
+that failed, each with why; called from the lanes' threads, and the lone tries' reporter."""
 
 
 class DeliveryFailed(Exception):
@@ -89,6 +89,8 @@ class Delivery:
         self.broken: Exception | None = None
         self.pool = ThreadPoolExecutor(RECEIVERS_AT_ONCE, thread_name_prefix="webhooks")
         self.loop = Loop()
+        self.reporter = ThreadPoolExecutor(1, thread_name_prefix="webhooks-reports")
+        """Reports the lone tries, so that the loop waits on no Redis command."""
 
     def __enter__(self) -> Delivery:
         return self
@@ -102,6 +104,7 @@ class Delivery:
         notifications are left for the next drain), then close the connections kept open."""
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.loop.close()
+        self.reporter.shutdown(wait=True)
         for connection in self.connections.values():
             connection.close()
         self.connections.clear()
@@ -182,14 +185,14 @@ class Delivery:
             self.alone += len(now)
         for sent in now:
             tried = self.loop.run(post_alone(target, *request(sent), TIMEOUT_S))
-            tried.add_done_callback(partial(self._tried_alone, target, sent))
+            tried.add_done_callback(partial(self.reporter.submit, self._tried_alone, target, sent))
         if later:
             self.report([n for n, _ in later],
                         postponed([n for n, _ in later], "its receiver gave no answer lately"))
         return later
 
     def _tried_alone(self, target: Target, sent: Sent, tried: Future[int]) -> None:
-        """Report a lone try (on the loop's thread); an answer ends the receiver's silence.
+        """Report a lone try (on the reporter's thread); an answer ends the receiver's silence.
         One cancelled as the drain closed is not reported: the next drain tries it."""
         try:
             if not tried.cancelled():
