@@ -66,6 +66,7 @@ def test_an_all_fives_match_shows_the_count_each_plays_points_and_replays(
     assert any(", scoring " in line for line in lines) and any(", no score" in line
                                                                 for line in lines)
     page.goto(f"{live}/replay/{table.game_id}")
+    expect(page.locator("#rules-link")).to_have_attribute("href", "/rules/all-fives")
     page.click("#last")
     expect(page.locator("#match-end")).to_be_visible()
     assert page.locator("#match-end tbody td").all_inner_texts() == shown_totals

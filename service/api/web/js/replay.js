@@ -21,6 +21,7 @@ async function start() {
     return;
   }
   viewer.players = viewer.events[0].data.players.map((p, seat) => ({...p, seat}));
+  if (viewer.events[0].data.rules.variant === "all_fives") byId("rules-link").href = "/rules/all-fives";
   const slider = byId("slider");
   slider.max = String(viewer.events.length);
   put(byId("count"), String(viewer.events.length));
