@@ -210,6 +210,8 @@ function render(state) {
   if (focused && focused !== document.body) game.wantsFocus = byId("table").contains(focused);
   game.state = state;
   game.shown = state.version;
+  game.latest = Math.max(game.latest, state.version);  // its events, if the stream has not
+  // brought them yet, are read from /events (a match-ending move closes the stream at once)
   game.chosen = null;
   showStats(state, newEndsOf(game.events, state.hand_number, state.version));
   showPlayers(state, game.seat);
