@@ -251,7 +251,9 @@ class Delivery:
         """POST the notifications to one target on its kept connection, each signed as it
         goes; return those that got no 2xx or no answer, and those left untried after one
         got no answer (the receiver is then silent; an answer ends its silence)."""
-        channel = self.connections.setdefault(target, Channel(target, TIMEOUT_S))
+        channel = self.connections.get(target)
+        if channel is None:
+            channel = self.connections[target] = Channel(target, TIMEOUT_S)
         statuses: list[int] = []
         try:
             channel.post_all([request(sent) for sent in signed], statuses)

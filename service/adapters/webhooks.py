@@ -191,8 +191,9 @@ class RqNotifier:
         its delays together: then it counts as tried, so none waits without end."""
         age = time.time() - entry[3]
         if isinstance(failed, Postponed) and age < sum(self.delays):
-            log.info("%s; postponed %d s", failed, max(TIMEOUT_S, age / 2))
-            return time.time() + max(TIMEOUT_S, age / 2), json.dumps(entry)
+            wait = max(TIMEOUT_S, age / 2)
+            log.info("%s; postponed %d s", failed, wait)
+            return time.time() + wait, json.dumps(entry)
         delays = entry[4]
         if not delays:
             metrics.WEBHOOK_DELIVERIES.labels("given_up").inc()
