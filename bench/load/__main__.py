@@ -11,9 +11,9 @@ from pathlib import Path
 
 from bench import ROOT, load
 from bench.load.clients import split
-from bench.load.phases import measure_games, measure_hello, verify_exports
+from bench.load.phases import measure_floor, measure_games, measure_hello, verify_exports
 from bench.load.profiling import report_profile
-from bench.load.report import figures, notify_figures, print_summary
+from bench.load.report import figures, floor_figures, notify_figures, print_summary
 from bench.load.servers import gunicorn_command
 from service.entrypoints.cli import API_CONNECTIONS, API_WORKER_CLASS, default_api_workers
 
@@ -53,6 +53,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="game phases without and with turn notifications (ABBA, "
                              "--notify-rounds times), each game notified at a receiver on "
                              "loopback in the latter")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure the steps between the ceiling and a game request: "
+                             "the hello-world after one Redis round trip, and the service's "
+                             "404 for a game that does not exist")
     parser.add_argument("--notify-rounds", type=int, default=2,
                         help="ABBA rounds of --notify (default 2: eight game phases)")
     args = parser.parse_args(argv)
@@ -94,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         before = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         legs = [(notify, measure_games(env, args, layout, work, exports, notify))
                 for notify in notified]
+        floor = measure_floor(env, args, layout, work) if args.floor else None
         after = measure_hello(env, args, layout, work / "gunicorn-hello.log")
         verified = verify_exports(exports)
         if args.profile:
@@ -105,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     summary["finished_games"] = sum(len(phase.tally.finished) for _, phase in legs)
     if args.notify:
         summary.update(notify_figures(legs))
+    if floor is not None:
+        summary.update(floor_figures(floor, (before, after)))
     print_summary(summary, game, (before, after))
-    errors = summary["errors"] + sum(phase.tally.errors for _, phase in legs[1:])
+    errors = summary["errors"] + sum(phase.tally.errors for _, phase in legs[1:]) \
+        + sum(phase.tally.errors for phase in floor or ())
     return 0 if errors == 0 and verified == summary["games"] else 1
 
 

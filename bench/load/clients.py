@@ -207,8 +207,9 @@ def ask(client: Client, tally: Tally, is_move: bool, method: str, path: str, bod
 
 
 def hammer_hello(port: int, threads: int, start: Any, seconds: float,
-                 max_requests: int) -> Tally:
-    """Client process: `threads` threads GET / for `seconds` (at most max_requests each)."""
+                 max_requests: int, path: str = "/", expected: int = 200) -> Tally:
+    """Client process: `threads` threads GET `path` for `seconds` (at most max_requests
+    each); an answer other than `expected` is an error."""
     tally, lock = Tally(), threading.Lock()
     start.wait()
     cpu = time.process_time()
@@ -219,9 +220,9 @@ def hammer_hello(port: int, threads: int, start: Any, seconds: float,
         for _ in range(max_requests):
             if time.monotonic() >= deadline:
                 break
-            status, _, elapsed = client.request("GET", "/")
+            status, _, elapsed = client.request("GET", path)
             mine.requests += 1
-            if status == 200:
+            if status == expected:
                 mine.get_ms.append(elapsed * 1000)
             else:
                 mine.error(f"hello: {status}")

@@ -1,5 +1,5 @@
-"""The load bench's measured phases: the hello-world ceiling, the game load, and the audit of
-the games it played (`spinner verify`)."""
+"""The load bench's measured phases: the hello-world ceiling, the floor's steps above it, the
+game load, and the audit of the games it played (`spinner verify`)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,47 @@ from service.entrypoints.redis_server import RedisServer
 def measure_hello(env: dict[str, str], args: argparse.Namespace, layout: list[int],
                   log: Path) -> Phase:
     """The ceiling: the same clients GET the hello-world's / for --hello-seconds."""
-    with gunicorn("bench.hello_app:app", env, args, log) as (port, master):
+    return hammered("bench.hello_app:app", "/", 200, "ceiling: hello-world", env, args,
+                    layout, log)
+
+
+FLOOR_GAME_ID = "0" * 16
+"""A game id of the service's shape that no game has: its GET is one lookup, then 404."""
+
+
+def measure_floor(env: dict[str, str], args: argparse.Namespace, layout: list[int],
+                  work: Path) -> tuple[Phase, Phase]:
+    """The steps between the ceiling and a game request, each hammered as the ceiling is,
+    against a real redis-server (AOF, fsync always): the hello-world after one Redis round
+    trip (`/redis`), then the service itself answering the GET of a game that does not exist
+    (every request's pipeline, a lookup of the game in Redis, a 404 problem)."""
+    redis = RedisServer(Path(tempfile.mkdtemp(prefix="redis-", dir=work))).start()
+    try:
+        floor_env = {**env, "REDIS_URL": redis.url}
+        round_trip = hammered("bench.hello_app:app", "/redis", 200,
+                              "floor: hello-world + one Redis round trip", floor_env, args,
+                              layout, work / "gunicorn-hello.log")
+        service = hammered("service.entrypoints.wsgi:app", f"/v1/games/{FLOOR_GAME_ID}", 404,
+                           "floor: the service's 404 for an unknown game", floor_env, args,
+                           layout, work / "gunicorn-api.log")
+    finally:
+        redis.stop()
+    return round_trip, service
+
+
+def hammered(app: str, path: str, expected: int, label: str, env: dict[str, str],
+             args: argparse.Namespace, layout: list[int], log: Path) -> Phase:
+    """Serve `app` by the bench's gunicorn command; the clients GET `path` for
+    --hello-seconds (any answer but `expected` is an error); print and return the phase."""
+    with gunicorn(app, env, args, log) as (port, master):
         cap = int(args.hello_seconds * 20000)  # requests a thread: a bound never reached
         servers = [master, *worker_pids(master)]
         cpu = cpu_seconds(servers)
         tallies, seconds, _ = run_clients(hammer_hello, [
-            lambda start, n=n: (port, n, start, args.hello_seconds, cap) for n in layout])
+            lambda start, n=n: (port, n, start, args.hello_seconds, cap, path, expected)
+            for n in layout])
         phase = Phase(merged(tallies), seconds, cpu_seconds(servers) - cpu)
-    print(f"ceiling: {phase.tally.requests} hello-world requests in {seconds:.1f} s = "
+    print(f"{label}: {phase.tally.requests} requests in {seconds:.1f} s = "
           f"{phase.per_s:.0f} req/s, p50 {percentile(phase.tally.get_ms, .5):.2f} ms, "
           f"p99 {percentile(phase.tally.get_ms, .99):.2f} ms, errors {phase.tally.errors}; "
           f"cpu a request: gunicorn {phase.cpu_ms(phase.server_cpu_s):.2f} ms, "

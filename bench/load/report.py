@@ -95,6 +95,23 @@ def notify_figures(legs: list[tuple[bool, Phase]]) -> dict[str, Any]:
     return found
 
 
+def floor_figures(floor: tuple[Phase, Phase], hellos: tuple[Phase, Phase]) -> dict[str, Any]:
+    """Return and print the floor's steps against the ceiling, in requests/s and server CPU."""
+    hello_rps = ceiling_per_s(hellos)
+    hello_cpu_ms = sum(h.cpu_ms(h.server_cpu_s) for h in hellos) / 2
+    round_trip, service = floor
+    found = {"floor_redis_ratio": round(round_trip.per_s / hello_rps, 3),
+             "floor_service_ratio": round(service.per_s / hello_rps, 3),
+             "floor_redis_cpu_ms": round(round_trip.cpu_ms(round_trip.server_cpu_s), 3),
+             "floor_service_cpu_ms": round(service.cpu_ms(service.server_cpu_s), 3),
+             "hello_cpu_ms": round(hello_cpu_ms, 3)}
+    print(f"floor, as a ratio to the ceiling in requests/s: {found['floor_redis_ratio']} with "
+          f"one Redis round trip, {found['floor_service_ratio']} for the service's 404 of an "
+          f"unknown game (gunicorn's CPU a request {found['floor_redis_cpu_ms']} and "
+          f"{found['floor_service_cpu_ms']} ms, the hello-world's {found['hello_cpu_ms']} ms)")
+    return found
+
+
 def print_summary(summary: dict[str, Any], game: Phase, hellos: tuple[Phase, Phase]) -> None:
     """Print the ratios, the errors and the verdict of `spinner verify`, then the JSON line."""
     print(f"ratio to the ceiling: {summary['ratio']} in requests/s while every client was busy, "
