@@ -88,7 +88,8 @@ class Delivery:
         """Tries under way each alone (to receivers that gave no answer lately)."""
         self.broken: Exception | None = None
         self.pool = ThreadPoolExecutor(RECEIVERS_AT_ONCE, thread_name_prefix="webhooks")
-        self.loop = Loop()
+        self.loop: Loop | None = None
+        """The lone tries' event loop and its thread, started by the first of them."""
         self.reporter = ThreadPoolExecutor(1, thread_name_prefix="webhooks-reports")
         """Reports the lone tries, so that the loop waits on no Redis command."""
 
@@ -103,7 +104,8 @@ class Delivery:
         """Let the lanes' turns under way end, cancel the lone tries under way (their
         notifications are left for the next drain), then close the connections kept open."""
         self.pool.shutdown(wait=True, cancel_futures=True)
-        self.loop.close()
+        if self.loop is not None:
+            self.loop.close()
         self.reporter.shutdown(wait=True)
         for connection in self.connections.values():
             connection.close()
@@ -183,8 +185,12 @@ class Delivery:
             room = max(0, SILENT_AT_ONCE - self.alone)
             now, later = part[:room], part[room:]
             self.alone += len(now)
+            if now and self.loop is None:
+                self.loop = Loop()
+            loop = self.loop
         for sent in now:
-            tried = self.loop.run(post_alone(target, *request(sent), TIMEOUT_S))
+            assert loop is not None
+            tried = loop.run(post_alone(target, *request(sent), TIMEOUT_S))
             tried.add_done_callback(partial(self.reporter.submit, self._tried_alone, target, sent))
         if later:
             self.report([n for n, _ in later],

@@ -375,6 +375,33 @@ def test_a_receiver_without_an_answer_is_sent_each_notification_all_at_once(
     assert sorted(retrying(redis_client)) == sorted(sent)  # each waits for its retry
 
 
+def test_only_a_drain_with_a_receiver_without_an_answer_starts_the_lone_tries_loop(
+        redis_url, redis_client, monkeypatch):
+    """The lone tries' event loop, a thread, is started by the first of them, not by every
+    drain: a drain whose receivers all answer starts none."""
+    monkeypatch.setattr(webhook_delivery, "TIMEOUT_S", 0.5)  # 5 s in service
+    started: list[webhook_delivery.Loop] = []
+
+    class Counted(webhook_delivery.Loop):
+        def __init__(self) -> None:
+            started.append(self)
+            super().__init__()
+
+    monkeypatch.setattr(webhook_delivery, "Loop", Counted)
+    notifier, client = notifier_and_client(redis_url)
+    with Receiver() as answering:
+        create(client, answering.url(), seed=1)
+        assert notifier.drain() == 1
+        assert len(answering.bodies("turn")) == 1
+    assert started == []
+    with Receiver(hang=True) as hanging:
+        for seed in (2, 3):
+            create(client, hanging.url(), seed=seed)
+        assert notifier.drain() == 2
+        assert len(hanging.received) == 2  # the second alone, after the first got no answer
+    assert len(started) == 1
+
+
 def test_each_notification_to_a_receiver_that_never_answers_is_sent_at_each_try(
         redis_url, redis_client, monkeypatch):
     """A try is a request sent (API.md: at least 5 tries): with three tries here, each of
