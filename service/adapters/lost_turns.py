@@ -17,8 +17,10 @@ TAKE_GRACE_S = 1.0
 WHERE_IS_THE_JOB = """
 -- KEYS: the job's hash, the queue, its intermediate list, its scheduled registry, the
 -- scheduler's lock, the job's sighting mark; ARGV: the job id, the prefix of rq's worker
--- keys, the time now. A job seen in the intermediate list is marked with the time it was
--- first seen there, for the enqueue that put it there (a retry is enqueued again).
+-- keys, the time now. A job taken by a worker, not yet marked started, is marked with the
+-- time it was first seen so, for the enqueue that put it there (a retry is enqueued again).
+-- Taken: in the intermediate list (a worker of one queue takes a job by LMOVE), or queued
+-- but out of the queue (a worker of several queues takes it by LPOP, into no list).
 local job = redis.call('HMGET', KEYS[1], 'status', 'enqueued_at', 'started_at', 'worker_name')
 local worker_alive = 0
 if job[4] then
@@ -27,7 +29,8 @@ if job[4] then
     worker_alive = 1
   end
 end
-local taken = redis.call('LPOS', KEYS[3], ARGV[1])
+local queued = redis.call('LPOS', KEYS[2], ARGV[1])
+local taken = redis.call('LPOS', KEYS[3], ARGV[1]) or (job[1] == 'queued' and not queued)
 local seen = false
 if taken then
   local enqueued = job[2] or ''
@@ -39,7 +42,7 @@ if taken then
     redis.call('EXPIRE', KEYS[6], 3600)
   end
 end
-return {job[1], job[2], job[3], redis.call('LPOS', KEYS[2], ARGV[1]) and 1 or 0, seen,
+return {job[1], job[2], job[3], queued and 1 or 0, seen,
         redis.call('ZSCORE', KEYS[4], ARGV[1]), redis.call('EXISTS', KEYS[5]), worker_alive}
 """
 
@@ -52,8 +55,8 @@ class JobSighting:
     enqueued_at: float | None
     started_at: float | None
     queued: bool  # in the queue, waiting for a worker
-    taken_seen_at: float | None  # first seen in rq's intermediate list (taken by a worker,
-    # not yet marked started) at this time, if it is there
+    taken_seen_at: float | None  # first seen taken by a worker, not yet marked started, at
+    # this time, if it is so now
     due_at: float | None  # its time in the scheduled (retry) registry, if it is there
     scheduler_alive: bool  # some rq scheduler holds the queue's lock
     worker_alive: bool  # the worker named on the job has a key and has not registered death
@@ -64,14 +67,14 @@ class JobSighting:
         A worker marks a job it took started within milliseconds, and a scheduler moves a due
         job within a second: one still taken (queued `stuck_after_s` ago and seen taken for
         over `TAKE_GRACE_S`), started or overdue after `stuck_after_s` lies with a process
-        that died. (A duplicate would be harmless: it does nothing once the game moved on.)
+        that died. (A duplicate costs a worker the turn again, then does nothing: the game
+        has moved on.)
         """
         if self.status is None or self.status in DEAD:
             return True
         if self.status == JobStatus.QUEUED:
-            return not self.queued and (self.taken_seen_at is None or (
-                _older(self.enqueued_at, now, stuck_after_s)
-                and _older(self.taken_seen_at, now, min(TAKE_GRACE_S, stuck_after_s))))
+            return not self.queued and _older(self.enqueued_at, now, stuck_after_s) \
+                and _older(self.taken_seen_at, now, min(TAKE_GRACE_S, stuck_after_s))
         if self.status == JobStatus.STARTED:
             return not self.worker_alive or _older(self.started_at, now, stuck_after_s)
         if self.status == JobStatus.SCHEDULED:

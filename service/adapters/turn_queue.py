@@ -146,15 +146,21 @@ class RqTurnQueue:
                               lambda: self.enqueue_turn(game_id, version, lane))
 
     def _heal_job(self, job: str, lane: str, again: Callable[[], None]) -> bool:
-        """Delete the job `job` of `lane` and call `again` if the job is lost; return whether
-        it was."""
+        """Call `again` (queue the job anew, uniquely) if the job `job` of `lane` is lost,
+        deleting first one that no worker will finish; return whether it was lost.
+
+        A job not found is only queued: it may be about to be, by the process whose append
+        made its turn due, and rq's unique enqueue lets exactly one of that process and the
+        game's readers queue it. Deleting what another has just queued (a worker may have
+        taken it already) would have the turn played twice."""
         now = time.time()
         try:
             sighting = self.locators[lane].sight(job, now)
             if not sighting.lost(now, self.settings.ai_stuck_after_s):
                 return False
-            log.info("the job %s was lost: queueing it again", job)
-            self._forget(job, lane)
+            if sighting.status is not None:
+                log.info("the job %s was lost: queueing it again", job)
+                self._forget(job, lane)
             again()
         except (redis.RedisError, StoreUnavailable, ValueError) as error:
             log.warning("could not check the job %s: %r", job, error)

@@ -18,6 +18,7 @@ from rq.job import Job, JobStatus
 from rq.scheduler import RQScheduler
 
 from service.adapters.bootstrap import Services, build
+from service.adapters.lost_turns import JobLocator, JobSighting
 from service.adapters.settings import Settings
 from service.adapters.turn_queue import QUEUE_NAME, job_id, turn_of
 from service.api.app import create_app
@@ -76,6 +77,15 @@ def take(queue: Queue, game_id: str, version: int) -> None:
         == job_id(game_id, version).encode()
 
 
+def pop(queue: Queue, game_id: str, version: int) -> None:
+    """Take the turn's job out of the queue as a worker of several queues does before it
+    marks the job started (rq's BLPOP, into no list): a worker killed right then leaves it
+    out of every list, still marked queued."""
+    assert queue.connection.lpop(queue.key) == job_id(game_id, version).encode()
+    assert Job.fetch(job_id(game_id, version), connection=queue.connection).get_status() \
+        == JobStatus.QUEUED
+
+
 def start_on(worker: SimpleWorker, queue: Queue, game_id: str, version: int) -> Job:
     """Let `worker` take the turn's job and mark it started, as rq does, but not run it."""
     found = Queue.dequeue_any([queue], None, connection=queue.connection)
@@ -116,6 +126,38 @@ def test_a_turn_taken_by_a_worker_that_died_before_starting_it_is_healed_by_a_re
     time.sleep(STUCK_S + 0.1)
     read(services, game_id)
     assert queued_again(queue, game_id, version)
+
+
+def test_a_turn_popped_by_a_worker_of_several_queues_is_left_to_it_then_healed(
+        services, queue):
+    """A worker of both lanes takes a job out of its queue into no list, then marks it
+    started: a read meanwhile must leave it (or the turn would be played twice), and heal
+    it only once its worker has had the time to start it."""
+    game_id, version = ai_to_move(services)
+    pop(queue, game_id, version)
+    read(services, game_id)
+    job = Job.fetch(job_id(game_id, version), connection=queue.connection)
+    assert queue.job_ids == [] and job.get_status() == JobStatus.QUEUED  # its worker's
+    time.sleep(STUCK_S + 0.1)
+    read(services, game_id)
+    assert queued_again(queue, game_id, version)
+
+
+def test_a_read_that_found_no_job_leaves_the_one_queued_meanwhile_to_its_worker(
+        services, queue, monkeypatch):
+    """A read between an append and its AI turn's enqueue finds no job; by the time it heals
+    the turn, the appending process may have queued it and a worker taken it: the read must
+    neither delete that job nor queue another (readers polling a game had turns played
+    twice)."""
+    game_id, version = ai_to_move(services)  # the creation queued the turn
+    pop(queue, game_id, version)  # and a worker took it
+    seen_before = JobSighting(status=None, enqueued_at=None, started_at=None, queued=False,
+                              taken_seen_at=None, due_at=None, scheduler_alive=True,
+                              worker_alive=False)
+    monkeypatch.setattr(JobLocator, "sight", lambda *_: seen_before)
+    read(services, game_id)
+    job = Job.fetch(job_id(game_id, version), connection=queue.connection)
+    assert queue.job_ids == [] and job.get_status() == JobStatus.QUEUED  # its worker's
 
 
 def test_a_turn_held_by_a_worker_no_longer_alive_is_healed_at_once(patient, queue,
