@@ -11,12 +11,16 @@ from service.api import problems, schemas
 from service.api import requests as req
 from service.api.answers import BY_CALLER, JSON, answer, caller_seat, games, to_json
 from service.api.clients import asking_client
+from service.game.variants import VARIANTS
 from service.usecases.errors import InvalidRequest
 from service.usecases.seat_views import View
 
 bp = Blueprint("games", __name__, url_prefix="/v1")
 
-_create_in, _move_in = schemas.CreateGameIn(), schemas.MoveIn()
+_create_in = schemas.CreateGameIn()
+_move_in = {name: schemas.MoveIn(variant.tiles) for name, variant in VARIANTS.items()}
+"""The schema of a move in a game of each variant: a misspelt tile is named as that game's set
+has it (R2), or said to be none of it (F1)."""
 _leave_in = schemas.LeaveIn()
 
 
@@ -78,7 +82,7 @@ def post_move(game_id: str) -> Response:
     assert seat is not None
     if_match, key = req.gather(req.if_match, req.idempotency_key)
     try:
-        body = req.load_body(_move_in)
+        body = req.load_body(_move_in[games().variant_name(game_id)])
     except problems.BadRequest as refused:  # under a key, the key's first answer comes first
         if key is None:
             raise

@@ -8,7 +8,7 @@ tests/unit/test_schemas.py checks that each answer is what the schema's dump wou
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from flask import current_app, has_app_context
@@ -27,7 +27,7 @@ from service.game.variant import Option, Variant
 from service.game.variants import DEFAULT, VARIANTS
 from service.rules.errors import MalformedMove
 from service.rules.moves import ACTIONS
-from service.rules.tiles import Tile
+from service.rules.tiles import TILES, Tile, spelling_error
 
 TURN_SECONDS_MAX = 604800
 """The longest turn clock, a week (API.md "Turn clocks")."""
@@ -231,12 +231,17 @@ class MoveIn(Schema):
     end = fields.String(allow_none=True, validate=unicode_text)
     expose = StrictInt(allow_none=True, validate=validate.Range(0, 9, error="expose is 0-9 (R14)"))
 
+    def __init__(self, tiles: Collection[Tile] = TILES, **kwargs: Any) -> None:
+        """A schema for moves in a game played with `tiles` (R1's set, or All Fives' F1)."""
+        super().__init__(**kwargs)
+        self.tiles = tiles
+
     @validates("tile")
     def _tile_in_notation(self, value: str, **_: Any) -> None:
         try:
             Tile.parse(value)
-        except MalformedMove as error:
-            raise ValidationError(error.detail) from error
+        except MalformedMove:
+            raise ValidationError(spelling_error(value, self.tiles).detail) from None
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _fields_fit_action(self, data: dict[str, Any], original: Any, **_: Any) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from operator import attrgetter
 from typing import Final
 
@@ -51,7 +51,7 @@ class Tile:
         try:
             return _BY_TEXT[text]  # the usual case first: one look-up, no other work
         except (KeyError, TypeError):  # TypeError: `text` is unhashable, so not a tile either
-            raise _malformed(text) from None
+            raise spelling_error(text, TILES) from None
 
     def __str__(self) -> str:
         return self.text
@@ -102,13 +102,18 @@ def double(n: int) -> Tile:
     return _BY_HALVES[(n, n)]
 
 
-def _malformed(text: object) -> MalformedMove:
-    """The R2 error for `text`: not a tile at all, or a tile not written canonically, which
-    names the canonical form (`9-3`: write `3-9`; `s-s`: write `S-S`)."""
+def spelling_error(text: object, tiles: Collection[Tile]) -> MalformedMove:
+    """The R2 error for `text`, not a tile as written, in a game played with `tiles`: a
+    spelling of one of them names its canonical form (`9-3`: write `3-9`; `s-s`: write
+    `S-S`); anything else is no tile, of that set if it is not R1's whole set (All Fives':
+    `7-1`, `S-5`), and the error says how its tiles are written."""
     match = _LOOSE.fullmatch(text) if isinstance(text, str) else None
     shown = repr(text) if len(repr(text)) <= _SHOWN_CHARS else "the text sent"
-    if match is None:
-        return MalformedMove("R2", f"{shown} is not a tile: write A-B with digits 0-9 or S")
-    a, b = (SPINNER if h in ("s", "S", "10") else int(h) for h in match.groups())
-    canonical = tile(a, b).text
-    return MalformedMove("R2", f"{shown} is not in canonical form: write {canonical!r}")
+    if match is not None:
+        meant = tile(*(SPINNER if h in ("s", "S", "10") else int(h) for h in match.groups()))
+        if meant in tiles:
+            return MalformedMove("R2", f"{shown} is not in canonical form: write {meant.text!r}")
+    of_set = "" if len(tiles) == len(TILES) else " of this game's set"
+    highest = max(h for t in tiles for h in (t.lo, t.hi) if h != SPINNER)
+    halves = f"digits 0-{highest}" + (" or S" if any(t.wild_halves for t in tiles) else "")
+    return MalformedMove("R2", f"{shown} is not a tile{of_set}: write A-B with {halves}")

@@ -48,6 +48,7 @@ def create(ctx: Context, players: list[dict[str, Any]], rules: dict[str, Any],
     tokens = {s: new_token(game_id) for s, p in enumerate(players) if p["kind"] == "human"}
     meta = {f"token:{s}": token_hash(t) for s, t in tokens.items()}
     meta["seed"] = "" if seed is None else str(seed)
+    meta["variant"] = variant.name
     meta.update(subscribed)
     if client is not None:
         meta.update(client=client.id, client_keyed="1" if client.keyed else "")

@@ -48,6 +48,10 @@ class Games:
         """See `seats.require_game`."""
         return seats.require_game(self.ctx, game_id)
 
+    def variant_name(self, game_id: str) -> str:
+        """See `seats.variant_name`."""
+        return seats.variant_name(self.ctx, game_id)
+
     def seat_for(self, game_id: str, token: str | None, required: bool) -> int | None:
         """See `seats.seat_for`."""
         return seats.seat_for(self.ctx, game_id, token, required)

@@ -4,33 +4,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.game.variants import variant_of
 from service.usecases.clients import Client
 from service.usecases.context import Context
 from service.usecases.errors import BadToken, OtherGamesToken, TokenMissing
-from service.usecases.loading import is_game_id, no_such_game
+from service.usecases.loading import is_game_id, keep, load, no_such_game
 from service.usecases.tokens import token_game, token_hash
 
 
 @dataclass(frozen=True)
 class Meta:
     """What never changes of a game: its seats by token hash, its seed ('' if none), the
-    client that created it (None: a game from before clients were kept) and the URL its
-    notifications go to ('' if none; its secret is read only where they are signed)."""
+    client that created it (None: a game from before clients were kept), the URL its
+    notifications go to ('' if none; its secret is read only where they are signed) and the
+    name of its variant ('' for a game from before it was kept here: its log names it)."""
 
     seats: dict[str, int]
     seed: str
     client: Client | None = None
     notify_url: str = ""
+    variant: str = ""
 
     @classmethod
     def parse(cls, stored: dict[str, str]) -> Meta:
         """Read the stored meta fields (`token:<seat>`, `seed`, `client`, `client_keyed`,
-        `notify_url`)."""
+        `notify_url`, `variant`)."""
         seats = {v: int(k.split(":")[1]) for k, v in stored.items() if k.startswith("token:")}
         client = stored.get("client")
         return cls(seats, stored.get("seed", ""),
                    None if client is None else Client(client, stored.get("client_keyed") == "1"),
-                   stored.get("notify_url", ""))
+                   stored.get("notify_url", ""), stored.get("variant", ""))
 
 
 def meta(ctx: Context, game_id: str) -> Meta | None:
@@ -53,6 +56,16 @@ def require_game(ctx: Context, game_id: str) -> Meta:
     if found is None:
         raise no_such_game()
     return found
+
+
+def variant_name(ctx: Context, game_id: str) -> str:
+    """Return the name of the variant the game plays; NoSuchGame if there is none."""
+    named = require_game(ctx, game_id).variant
+    if named:
+        return named
+    state = load(ctx, game_id)  # a game created before its meta named its variant
+    keep(ctx, game_id, state)
+    return variant_of(state.rules).name
 
 
 def seat_for(ctx: Context, game_id: str, token: str | None, required: bool) -> int | None:

@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+from service.adapters.bootstrap import build
+from service.adapters.redis_store import game_key
+from service.api.app import create_app
 from tests.api.driver import auth, create
 
 
@@ -29,6 +32,37 @@ def test_R2_a_misspelt_tile_names_its_canonical_form_in_the_field_and_the_detail
     wanted = f"violates R2: {sent!r} is not in canonical form: write {canonical!r}"
     assert answer.json["errors"] == [{"field": "tile", "message": wanted}]
     assert answer.json["detail"] == f"tile: {wanted}"
+
+
+@pytest.mark.parametrize(("sent", "says"), [
+    ("6-3", "is not in canonical form: write '3-6'"),
+    ("7-1", "is not a tile of this game's set: write A-B with digits 0-6"),
+    ("S-5", "is not a tile of this game's set: write A-B with digits 0-6"),
+    ("10-2", "is not a tile of this game's set: write A-B with digits 0-6"),
+    ("x", "is not a tile of this game's set: write A-B with digits 0-6")])
+def test_R2_F1_a_misspelt_tile_in_all_fives_is_named_only_if_the_double_six_set_has_it(
+        client, sent, says):
+    """All Fives plays the double-six set (F1: no `S`, no half above 6): a misspelling of
+    none of its tiles is said to be no tile, not named as a Spinner tile it would refuse."""
+    game_id, tokens = create(client, seats=2, seed=3, rules={"variant": "all_fives"})
+    state = client.get(f"/v1/games/{game_id}").json
+    answer = client.post(f"/v1/games/{game_id}/moves", headers=auth(tokens[state["turn"]]),
+                         json={"action": "play", "tile": sent})
+    assert answer.status_code == 400
+    assert answer.json["errors"] == [{"field": "tile", "message": f"violates R2: {sent!r} {says}"}]
+
+
+def test_R2_F1_a_game_whose_meta_names_no_variant_is_known_by_its_log(
+        client, settings, redis_client):
+    """A game created before its meta kept its variant: the variant comes from its log."""
+    game_id, tokens = create(client, seats=2, seed=3, rules={"variant": "all_fives"})
+    assert redis_client.hdel(game_key(game_id, "meta"), "variant") == 1
+    fresh = create_app({"TESTING": True}, services=build(settings)).test_client()  # no cache
+    turn = fresh.get(f"/v1/games/{game_id}").json["turn"]
+    answer = fresh.post(f"/v1/games/{game_id}/moves", headers=auth(tokens[turn]),
+                        json={"action": "play", "tile": "7-1"})
+    assert answer.status_code == 400
+    assert "is not a tile of this game's set" in answer.json["errors"][0]["message"]
 
 
 def test_R2_what_is_no_tile_says_so_without_quoting_a_long_text_back(client, game):
