@@ -92,7 +92,8 @@ def test_creation_deals_hand_1_and_keeps_only_the_hashes_of_human_seats_tokens(
                                                                      ev.HAND_STARTED]
     meta = store.meta(created.game_id)
     assert meta == {"token:0": token_hash(created.tokens[0]),
-                    "token:1": token_hash(created.tokens[1]), "seed": "7"}
+                    "token:1": token_hash(created.tokens[1]), "seed": "7",
+                    "variant": "spinner"}
     assert queue.calls == []  # no AI seat
 
 
