@@ -8,6 +8,8 @@ seat tokens those links hand on and reads exports (200) of matches that ended.
 Bounded (`-n`, fixed seeds, at most 1 + MORE_RUNS runs). The serve lifts the AI-game cap per address
 (`AI_GAMES_PER_CLIENT`), which an outside run trips at its fifth game with AI seats (429,
 documented, and no failure either), so that the stateful phase gets games to play in, and
+the address's rate limit, which runs one after another pass within a minute (a 429 to a move
+sent without its token fails `ignored_auth`, which wants 401 or 403), and
 has AI seats move without their usual pause (`AI_MIN_DELAY_S`), so that a match between AI
 seats ends within a scenario and its export can be read."""
 
@@ -47,7 +49,7 @@ def stateful_steps(tmp_path_factory: pytest.TempPathFactory,
     """Run the CLI against a fresh serve, as FULL_RUN and MORE_RUNS say; return its steps."""
     work = tmp_path_factory.mktemp("fuzz")
     serve = Serve(work / "data", work / "serve.log",
-                  {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000",
+                  {**own_redis_env(), "AI_GAMES_PER_CLIENT": "1000", "RATE_LIMIT_PER_ADDRESS": "0",
                    "AI_MIN_DELAY_S": "0.001"}, free_port)
     try:
         serve.wait_healthy()
