@@ -57,7 +57,9 @@ def take_ai_turn(game_id: str, version: int) -> bool:
         budget_s = search_budget(left_s, waiting, services().settings.ai_expert_calm_queue)
         return choose_in_game(kind, state, seat, hand_log, rng, budget_s)
 
-    return services().games.ai_turn(game_id, version, choose, pace)
+    played = services().games.ai_turn(game_id, version, choose, pace)
+    services().queue.turn_done(game_id, version)
+    return played
 
 
 def drain_notifications() -> int:

@@ -17,7 +17,7 @@ from rq.exceptions import (
     InvalidJobOperation,
     NoSuchJobError,
 )
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.utils import parse_composite_key
 
 from service.adapters.lost_turns import JobLocator
@@ -35,6 +35,8 @@ JOB_PREFIX = "ai-turn-"
 CLOCK_PREFIX = "turn-clock-"
 """The jobs of turn clocks (API.md "Turn clocks"), in the fast lane: a timed-out seat's move
 is the `random` AI's."""
+SWEEP_MOST = 100
+"""Marks of queued turns not yet run that a sweep looks at (see `_sweep_pending`)."""
 log = logging.getLogger("spinner.queue")
 
 
@@ -77,13 +79,28 @@ class RqTurnQueue:
     def enqueue_turn(self, game_id: str, version: int, lane: str = FAST) -> None:
         """Queue the AI turn due at `version` in its lane, unless a job for it exists already;
         raise StoreUnavailable when the queue's Redis cannot take it now."""
+        job = job_id(game_id, version)
         with contextlib.suppress(DuplicateJobError):
             self.lanes[lane].enqueue_call(
-                "workers.jobs.take_ai_turn", args=(game_id, version),
-                job_id=job_id(game_id, version), unique=True,
+                "workers.jobs.take_ai_turn", args=(game_id, version), job_id=job, unique=True,
                 timeout=self.settings.ai_job_timeout_s,
                 retry=Retry(max=self.settings.ai_job_retries, interval=1),
                 result_ttl=600, failure_ttl=24 * 3600)
+        self.connection.zadd(self._pending(lane), {job: time.time()})
+
+    @reachable
+    def turn_done(self, game_id: str, version: int) -> None:
+        """Drop the mark of the AI turn due at `version`: its job has run (see `_sweep`)."""
+        with self.connection.pipeline(transaction=False) as done:
+            for lane in self.lanes:
+                done.zrem(self._pending(lane), job_id(game_id, version))
+            done.execute()
+
+    def _pending(self, lane: str) -> str:
+        """The key of the lane's queued turns not yet run (a sorted set by when each was
+        queued): the one record of a job the worker of both lanes took (rq's LPOP puts it in
+        no list) and died with before it marked the job started."""
+        return f"{self.lanes[lane].key}:pending"
 
     @reachable
     def schedule_clock(self, game_id: str, version: int, due: float) -> None:
@@ -138,7 +155,27 @@ class RqTurnQueue:
         jobs = {key.decode() for key in taken + overdue}
         jobs.update(parse_composite_key(key.decode())[0] for key in started)
         turns = [turn for turn in map(turn_of, sorted(jobs)) if turn is not None]
-        return sum(self._heal(game_id, version, lane) for game_id, version in turns)
+        return sum(self._heal(game_id, version, lane) for game_id, version in turns) \
+            + self._sweep_pending(lane)
+
+    def _sweep_pending(self, lane: str) -> int:
+        """Heal the lane's turns queued over `ai_stuck_after_s` ago and not yet run (at most
+        SWEEP_MOST a sweep, the oldest first); return how many were queued again. A finished
+        job's mark is dropped; one still waiting or under way is looked at again as long
+        after."""
+        key, now = self._pending(lane), time.time()
+        stale = self.connection.zrangebyscore(key, "-inf", now - self.settings.ai_stuck_after_s,
+                                              start=0, num=SWEEP_MOST)
+        healed = 0
+        for job in (member.decode() for member in stale):
+            turn = turn_of(job)
+            if turn is None or self.locators[lane].sight(job, now).status == JobStatus.FINISHED:
+                self.connection.zrem(key, job)
+            elif self._heal(*turn, lane):
+                healed += 1
+            else:
+                self.connection.zadd(key, {job: now}, xx=True)
+        return healed
 
     def _heal(self, game_id: str, version: int, lane: str) -> bool:
         """Queue the turn again if its job is lost; return whether it was."""

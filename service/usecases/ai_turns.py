@@ -145,9 +145,12 @@ def play(ctx: Context, game_id: str, version: int, choose: Chooser,
     """Append the AI seat's move due at `version` and return the state after it; None if
     the game has moved on. The move is appended no sooner than `pace` seconds after the turn
     began, however fast it was chosen or however late the job ran, so its time says nothing
-    of the seat's hand."""
+    of the seat's hand. A game that moved on has its turn due now healed: the job that
+    played this turn may have died before it queued the next (its Redis went away) and run
+    again; else a game nobody reads would wait for good."""
     state = load(ctx, game_id)
     if state.version != version or not ai_to_move(state):
+        heal(ctx, game_id, state)
         keep(ctx, game_id, state)
         return None
     seat = state.turn

@@ -36,7 +36,8 @@ def client(redis_url: str, redis_client):
     return create_app({"TESTING": True}, services=services).test_client()
 
 
-def test_a_match_of_ai_seats_runs_to_the_end_by_itself_and_verifies(worker, client, tmp_path):
+def test_a_match_of_ai_seats_runs_to_the_end_by_itself_and_verifies(worker, client, tmp_path,
+                                                                   redis_client):
     game_id, _ = create(client, seats=3, hands=2, seed=21,
                         ai={0: "greedy", 1: "random", 2: "expert"})
     finished = wait_until(
@@ -47,6 +48,8 @@ def test_a_match_of_ai_seats_runs_to_the_end_by_itself_and_verifies(worker, clie
     path.write_text(json.dumps(export))
     assert spinner(["verify", str(path)]) == 0
     assert len(client.get(f"/v1/games/{game_id}").json["scores"]) == 2
+    queues = (Queue(name, connection=redis_client) for name in (QUEUE_NAME, EXPERT_QUEUE_NAME))
+    assert all(redis_client.zcard(f"{queue.key}:pending") == 0 for queue in queues)  # all run
 
 
 def test_the_ai_answers_a_human_move(worker, client):

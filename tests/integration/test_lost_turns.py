@@ -143,6 +143,21 @@ def test_a_turn_popped_by_a_worker_of_several_queues_is_left_to_it_then_healed(
     assert queued_again(queue, game_id, version)
 
 
+def test_the_sweep_heals_a_turn_a_worker_of_several_queues_popped_and_died_with(
+        services, queue):
+    """Such a job is in none of rq's lists or registries: the mark its enqueue left leads the
+    workers' sweep to it (a game of AI seats nobody reads would wait for good), once its
+    worker has had the time to start it."""
+    game_id, version = ai_to_move(services)
+    pop(queue, game_id, version)
+    assert services.queue.sweep() == 0  # just taken: its worker may be starting it
+    time.sleep(STUCK_S + 0.1)
+    assert services.queue.sweep() == 0  # first seen taken now
+    time.sleep(STUCK_S + 0.1)
+    assert services.queue.sweep() == 1
+    assert queued_again(queue, game_id, version)
+
+
 def test_a_read_that_found_no_job_leaves_the_one_queued_meanwhile_to_its_worker(
         services, queue, monkeypatch):
     """A read between an append and its AI turn's enqueue finds no job; by the time it heals

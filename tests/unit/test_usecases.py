@@ -296,6 +296,18 @@ def test_an_ai_turn_at_a_stale_version_does_nothing(
     assert store.version(created.game_id) == version
 
 
+def test_an_ai_turn_the_game_moved_past_heals_the_turn_due_now(
+        games: Games, store: InMemoryEventStore, queue: FakeTurnQueue) -> None:
+    """The job that played a turn may die before it queues the next (Redis went away) and be
+    run again: finding the game moved on, it heals the turn due now (a game of AI seats
+    nobody reads would wait for good)."""
+    created = games.create(AIS, RULES, 7)
+    assert games.ai_turn(created.game_id, created.state.version, first_legal) is True
+    queue.calls.clear()
+    assert games.ai_turn(created.game_id, created.state.version, first_legal) is False
+    assert queue.calls == [("heal", created.game_id, store.version(created.game_id))]
+
+
 def test_an_ai_turn_at_the_current_version_plays_and_queues_the_next(
         games: Games, store: InMemoryEventStore, queue: FakeTurnQueue) -> None:
     created = games.create(AIS, RULES, 7)
