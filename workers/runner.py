@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 
 import redis
 from rq import Queue, SimpleWorker
-from rq.scheduler import RQScheduler
+from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
+from rq.scripts import release_lock
+from rq.utils import utcparse
 
 from service.adapters import logs
 from service.adapters.bootstrap import connect
@@ -24,6 +26,8 @@ log = logging.getLogger("spinner.worker")
 READY_POLL_S = 0.5
 COMMANDS_WAKE_S = 1.0
 """How often the thread that listens for rq's commands (stop a job, shut down) wakes."""
+SILENT_SCHEDULER_S = 10.0
+"""rq's scheduler heartbeats every second: one silent this long has died."""
 
 
 class TurnWorker(SimpleWorker):
@@ -82,6 +86,7 @@ class TurnWorker(SimpleWorker):
             super().run_maintenance_tasks()  # it starts a dead scheduler again, too
         elif self.scheduler is not None and not _running(self.scheduler):
             # as rq's maintenance does: none starts while another worker's serves the queues
+            _free_dead_locks(self.scheduler, [queue.name for queue in self.queues])
             self.scheduler.acquire_locks(auto_start=True)
             if _running(self.scheduler):
                 log.warning("rq's scheduler was not running (it died, or the one that served "
@@ -101,6 +106,24 @@ class TurnWorker(SimpleWorker):
             if waiting:
                 log.info("queued a drain: notifications wait with none queued (retries due, "
                          "or a drain lost)")
+
+
+def _free_dead_locks(scheduler: RQScheduler, queues: list[str]) -> None:
+    """Release the scheduler locks of `queues` that a scheduler no longer heartbeating holds
+    (its record gone, or its last heartbeat SILENT_SCHEDULER_S ago): one that died with
+    Redis has its lock restored from the append-only file with a minute to live, and no
+    scheduler would run the retries and turn clocks meanwhile."""
+    connection = scheduler.connection
+    for name in queues:
+        key = scheduler.get_locking_key(name)
+        holder = connection.get(key)
+        if holder is None or holder.decode() == scheduler.name:
+            continue
+        beat = connection.hget(SCHEDULER_KEY_TEMPLATE % holder.decode(), "last_heartbeat")
+        silent_s = math.inf if not beat else time.time() - utcparse(beat.decode()).timestamp()
+        if silent_s > SILENT_SCHEDULER_S and release_lock(connection, key, holder.decode()):
+            log.warning("freed the scheduler lock of %s: its holder has been silent for "
+                        "%.0f s", name, silent_s)
 
 
 def _running(scheduler: RQScheduler) -> bool:

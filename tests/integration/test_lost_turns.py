@@ -15,12 +15,13 @@ import pytest
 import redis
 from rq import Queue, SimpleWorker
 from rq.job import Job, JobStatus
-from rq.scheduler import RQScheduler
+from rq.scheduler import SCHEDULER_KEY_TEMPLATE, RQScheduler
 
 from service.adapters.bootstrap import Services, build
 from service.adapters.lost_turns import JobLocator, JobSighting
 from service.adapters.settings import Settings
-from service.adapters.turn_queue import QUEUE_NAME, job_id, turn_of
+from service.adapters.turn_queue import EXPERT_QUEUE_NAME, QUEUE_NAME, job_id, turn_of
+from service.adapters.webhooks import QUEUE_NAME as NOTIFICATIONS
 from service.api.app import create_app
 from tests.api.driver import auth, create
 from tests.integration.test_faults import children
@@ -270,5 +271,26 @@ def test_rqs_scheduler_killed_under_spinner_worker_is_started_again(services, qu
         queue.enqueue_in(timedelta(seconds=1), "workers.jobs.take_ai_turn", game_id, version,
                          job_id=job_id(game_id, version))
         assert wait_until(lambda: services.store.version(game_id) > version, 20)
+    finally:
+        worker.stop()
+
+
+def test_a_scheduler_lock_left_by_a_scheduler_that_died_with_redis_is_freed(services, queue,
+                                                                         redis_url):
+    """Redis restarted from its append-only file brings back the lock of a scheduler that
+    died with it, with a minute to live: a worker frees it, its holder no longer
+    heartbeating, and starts its own scheduler, so that retries and turn clocks wait
+    seconds, not a minute."""
+    connection = queue.connection
+    names = [QUEUE_NAME, EXPERT_QUEUE_NAME, NOTIFICATIONS]  # every queue a worker serves
+    silent = (datetime.now(UTC) - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    connection.hset(SCHEDULER_KEY_TEMPLATE % "dead", mapping={"last_heartbeat": silent})
+    for name in names:
+        connection.set(RQScheduler.get_locking_key(name), "dead", ex=61)
+    worker = WorkerProcess(redis_url, ai_budget_s="0.05", ai_sweep_every_s="1")
+    try:
+        assert wait_until(lambda: len(children(worker.pid)) == 1, 15)  # its scheduler
+        holders = {connection.get(RQScheduler.get_locking_key(name)) for name in names}
+        assert b"dead" not in holders and None not in holders
     finally:
         worker.stop()
