@@ -198,6 +198,8 @@ def _supervise(children: dict[str, subprocess.Popen[bytes]], stop: threading.Eve
                   f"{'starting it again' if again else 'stopping'}", file=sys.stderr)
             if not again:
                 return 1
+            if name in WORKERS:  # its rq scheduler, a child of its own, must not run on
+                processes.end_group(child)
             try:
                 children[name] = restarts[name]()
             except OSError as error:  # e.g. no process could be forked: try on the next tick
@@ -211,6 +213,7 @@ def _stop(children: list[subprocess.Popen[bytes]]) -> None:
             child.send_signal(signal.SIGTERM)
     for child in children:
         processes.reap(child, GRACEFUL_TIMEOUT_S + 5)
+        processes.end_group(child)  # each leads a group of its own
 
 
 if __name__ == "__main__":

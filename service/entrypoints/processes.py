@@ -3,6 +3,7 @@ and a lock file that tells one supervisor of a data dir from two."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -29,6 +30,13 @@ def stop(process: subprocess.Popen[Any], timeout: float) -> None:
     if process.poll() is None:
         process.terminate()
     reap(process, timeout)
+
+
+def end_group(process: subprocess.Popen[Any]) -> None:
+    """SIGKILL what is left of the process group that `process`, now exited, led (started
+    with `process_group=0`): a child it forked (a worker's rq scheduler) outlives it else."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 PR_SET_PDEATHSIG = 1

@@ -161,6 +161,27 @@ def test_serve_starts_a_killed_worker_or_redis_server_again(serve, tmp_path):
     assert running.ctrl_c()[0] == 0
 
 
+def test_a_killed_workers_rq_scheduler_does_not_outlive_it(serve, tmp_path):
+    """rq's scheduler runs in a child process of the worker that holds its lock: a worker
+    killed must not leave it running on unsupervised (serve ends what is left of the dead
+    worker's process group before it starts the worker again)."""
+    running = serve(tmp_path / "var", own_redis_env())
+    workers = {child_pid(running, f"cli worker {flag}$") for flag in WORKERS.values()}
+
+    def scheduler() -> tuple[tuple[int, int], int] | None:
+        tree = process_tree(running.process.pid)
+        return next(((process, ppid) for process, (ppid, _) in tree.items() if ppid in workers),
+                    None)
+
+    assert wait_until(lambda: scheduler() is not None, 30)
+    found = scheduler()
+    assert found is not None
+    process, worker = found
+    os.kill(worker, signal.SIGKILL)
+    assert wait_until(lambda: not alive(process), 10)
+    assert running.ctrl_c()[0] == 0
+
+
 def test_healthz_answers_503_problem_json_when_redis_is_down():
     closed = f"redis://127.0.0.1:{free_port()}/0"
     client = create_app(services=build(Settings(redis_url=closed))).test_client()
