@@ -109,10 +109,10 @@ class TurnWorker(SimpleWorker):
 
 
 def _free_dead_locks(scheduler: RQScheduler, queues: list[str]) -> None:
-    """Release the scheduler locks of `queues` that a scheduler no longer heartbeating holds
-    (its record gone, or its last heartbeat SILENT_SCHEDULER_S ago): one that died with
-    Redis has its lock restored from the append-only file with a minute to live, and no
-    scheduler would run the retries and turn clocks meanwhile."""
+    """Release the scheduler locks of `queues` held by a scheduler whose record says it last
+    heartbeat SILENT_SCHEDULER_S ago: one that died with Redis has its lock and record
+    restored from the append-only file with a minute to live, and no scheduler would run the
+    retries and turn clocks meanwhile. A holder with no record is left alone."""
     connection = scheduler.connection
     for name in queues:
         key = scheduler.get_locking_key(name)
@@ -120,7 +120,9 @@ def _free_dead_locks(scheduler: RQScheduler, queues: list[str]) -> None:
         if holder is None or holder.decode() == scheduler.name:
             continue
         beat = connection.hget(SCHEDULER_KEY_TEMPLATE % holder.decode(), "last_heartbeat")
-        silent_s = math.inf if not beat else time.time() - utcparse(beat.decode()).timestamp()
+        if not beat:
+            continue
+        silent_s = time.time() - utcparse(beat.decode()).timestamp()
         if silent_s > SILENT_SCHEDULER_S and release_lock(connection, key, holder.decode()):
             log.warning("freed the scheduler lock of %s: its holder has been silent for "
                         "%.0f s", name, silent_s)
